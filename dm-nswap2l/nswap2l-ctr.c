@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Construction and destruction of an nswap2l target: the table line.
+ */
+#include "nswap2l.h"
+
+/*
+ * Table line:
+ *
+ *   nswap2l <flash dev|-> <disk dev|-> <slot sectors>
+ *           <#features> [<feature>]*
+ *           <#servers> [<host>:<port>]*
+ *           <placement policy> <#args> [<key> <value>]*
+ *           <prefetch policy> <#args> [<key> <value>]*
+ *
+ * flash dev, disk dev: block devices holding slots, "-" for none
+ * slot sectors:        8 (4 KiB)
+ * features:            no_discard_passdown
+ * servers:             Network RAM page servers (none in this version)
+ * placement policy:    by name (netram-first, default) with key/value args
+ * prefetch policy:     none (default)
+ */
+
+struct n2l_count {
+	unsigned int max;
+	const char *invalid;	/* missing, or not a number */
+	const char *too_many;	/* above max */
+	const char *too_few;	/* fewer words follow than announced */
+};
+
+/* A "<#n> <word>*" count, each way it can be wrong named apart. */
+static int read_count(struct dm_arg_set *as, const struct n2l_count *c,
+		      unsigned int *n, char **error)
+{
+	const char *arg = dm_shift_arg(as);
+
+	if (!arg || kstrtouint(arg, 10, n)) {
+		*error = (char *)c->invalid;
+		return -EINVAL;
+	}
+	if (*n > c->max) {
+		*error = (char *)c->too_many;
+		return -EINVAL;
+	}
+	if (*n > as->argc) {
+		*error = (char *)c->too_few;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*----------------------------------------------------------------*/
+
+struct medium_errors {
+	const char *missing;
+	const char *open;
+	const char *small;
+	const char *lbs;
+};
+
+static const struct medium_errors flash_errors = {
+	.missing = "Missing flash device",
+	.open = "Error opening flash device",
+	.small = "Flash device is smaller than one slot",
+	.lbs = "Flash device has a logical block size above 4096",
+};
+
+static const struct medium_errors disk_errors = {
+	.missing = "Missing disk device",
+	.open = "Error opening disk device",
+	.small = "Disk device is smaller than one slot",
+	.lbs = "Disk device has a logical block size above 4096",
+};
+
+static int parse_medium(struct dm_target *ti, struct dm_arg_set *as,
+			const struct medium_errors *e, struct dm_dev **dev)
+{
+	const char *arg = dm_shift_arg(as);
+	int r;
+
+	*dev = NULL;
+	if (!arg) {
+		ti->error = (char *)e->missing;
+		return -EINVAL;
+	}
+	if (!strcmp(arg, "-"))
+		return 0;
+	r = dm_get_device(ti, arg, dm_table_get_mode(ti->table), dev);
+	if (r) {
+		ti->error = (char *)e->open;
+		return r;
+	}
+	if (bdev_nr_sectors((*dev)->bdev) < N2L_SLOT_SECTORS) {
+		ti->error = (char *)e->small;
+		return -EINVAL;
+	}
+	if (bdev_logical_block_size((*dev)->bdev) > N2L_SLOT_SECTORS << SECTOR_SHIFT) {
+		ti->error = (char *)e->lbs;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_slot_size(struct dm_target *ti, struct dm_arg_set *as)
+{
+	const char *arg = dm_shift_arg(as);
+	unsigned int sectors;
+
+	if (!arg || kstrtouint(arg, 10, &sectors)) {
+		ti->error = "Invalid slot size";
+		return -EINVAL;
+	}
+	if (sectors != N2L_SLOT_SECTORS) {
+		ti->error = "Unsupported slot size: only 8 sectors (4 KiB) is supported";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_features(struct n2l_target *t, struct dm_arg_set *as)
+{
+	static const struct n2l_count count = {
+		.max = 1,
+		.invalid = "Invalid number of feature arguments",
+		.too_many = "Too many feature arguments",
+		.too_few = "Fewer feature arguments than announced",
+	};
+	struct dm_target *ti = t->ti;
+	unsigned int n;
+	const char *arg;
+	int r;
+
+	t->discard_passdown = true;
+	r = read_count(as, &count, &n, &ti->error);
+	if (r)
+		return r;
+	while (n--) {
+		arg = dm_shift_arg(as);
+		if (strcasecmp(arg, "no_discard_passdown")) {
+			ti->error = "Unrecognised feature requested";
+			return -EINVAL;
+		}
+		t->discard_passdown = false;
+	}
+	return 0;
+}
+
+static int parse_servers(struct dm_target *ti, struct dm_arg_set *as)
+{
+	static const struct n2l_count count = {
+		.max = 0,
+		.invalid = "Invalid number of servers",
+		.too_many = "Network RAM servers are not supported yet: use 0",
+		.too_few = "Fewer servers than announced",
+	};
+	unsigned int n;
+
+	return read_count(as, &count, &n, &ti->error);
+}
+
+/*----------------------------------------------------------------*/
+
+void n2l_placement_destroy(struct n2l_placement *p)
+{
+	struct n2l_placement_type *type;
+
+	if (!p)
+		return;
+	type = p->type;
+	type->destroy(p);
+	n2l_policy_put(&type->base);
+}
+
+/*
+ * A placement policy from "<name> [<key> <value>]*", the form shared by
+ * the table line (after its count) and the "placement" message.
+ */
+struct n2l_placement *n2l_placement_create(unsigned int argc, char **argv,
+					   char **error)
+{
+	struct n2l_policy_type *pt;
+	struct n2l_placement_type *type;
+	struct n2l_placement *p;
+	unsigned int i;
+
+	if (!argc) {
+		*error = "Missing placement policy";
+		return ERR_PTR(-EINVAL);
+	}
+	if (!(argc & 1)) {
+		*error = "Placement policy arguments must be key/value pairs";
+		return ERR_PTR(-EINVAL);
+	}
+	pt = n2l_policy_get(N2L_POLICY_PLACEMENT, argv[0]);
+	if (!pt) {
+		*error = "Unknown placement policy";
+		return ERR_PTR(-EINVAL);
+	}
+	type = to_placement_type(pt);
+	p = type->create();
+	if (!p) {
+		n2l_policy_put(pt);
+		*error = "Cannot allocate placement policy";
+		return ERR_PTR(-ENOMEM);
+	}
+	p->type = type;
+	for (i = 1; i < argc; i += 2) {
+		if (!type->set_config ||
+		    type->set_config(p, argv[i], argv[i + 1])) {
+			n2l_placement_destroy(p);
+			*error = "Invalid placement policy argument";
+			return ERR_PTR(-EINVAL);
+		}
+	}
+	return p;
+}
+
+static int parse_placement(struct n2l_target *t, struct dm_arg_set *as)
+{
+	static const struct n2l_count count = {
+		.max = 64,
+		.invalid = "Invalid number of placement policy arguments",
+		.too_many = "Too many placement policy arguments",
+		.too_few = "Fewer placement policy arguments than announced",
+	};
+	struct dm_target *ti = t->ti;
+	char **argv = as->argv;
+	unsigned int n;
+	int r;
+
+	if (!dm_shift_arg(as)) {
+		ti->error = "Missing placement policy";
+		return -EINVAL;
+	}
+	r = read_count(as, &count, &n, &ti->error);
+	if (r)
+		return r;
+	/* argv: name, count, pairs; hand over name and pairs. */
+	argv[1] = argv[0];
+	t->placement = n2l_placement_create(n + 1, argv + 1, &ti->error);
+	if (IS_ERR(t->placement)) {
+		r = PTR_ERR(t->placement);
+		t->placement = NULL;
+		return r;
+	}
+	as->argc -= n;
+	as->argv += n;
+	return 0;
+}
+
+static int parse_prefetch(struct n2l_target *t, struct dm_arg_set *as)
+{
+	static const struct n2l_count count = {
+		.max = 0,
+		.invalid = "Invalid number of prefetch policy arguments",
+		.too_many = "Prefetch policy none takes no arguments",
+		.too_few = "Fewer prefetch policy arguments than announced",
+	};
+	struct dm_target *ti = t->ti;
+	const char *name = dm_shift_arg(as);
+	unsigned int n;
+
+	if (!name) {
+		ti->error = "Missing prefetch policy";
+		return -EINVAL;
+	}
+	if (strcmp(name, "none") && strcmp(name, "default")) {
+		ti->error = "Unknown prefetch policy";
+		return -EINVAL;
+	}
+	return read_count(as, &count, &n, &ti->error);
+}
+
+/*----------------------------------------------------------------*/
+
+static int check_geometry(struct n2l_target *t)
+{
+	struct dm_target *ti = t->ti;
+
+	if ((ti->begin | ti->len) & (N2L_SLOT_SECTORS - 1)) {
+		ti->error = "Target start and length must be multiples of 8 sectors";
+		return -EINVAL;
+	}
+	if ((ti->len >> N2L_SLOT_SHIFT) > U32_MAX) {
+		ti->error = "Device too large: at most 2^32 slots";
+		return -EINVAL;
+	}
+	if (!t->flash && !t->disk) {
+		ti->error = "No medium: give a flash device, a disk device or servers";
+		return -EINVAL;
+	}
+	if (t->flash && t->disk && t->flash->bdev == t->disk->bdev) {
+		ti->error = "Flash and disk must be different devices";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_table(struct n2l_target *t, struct dm_arg_set *as)
+{
+	struct dm_target *ti = t->ti;
+	int r;
+
+	r = parse_medium(ti, as, &flash_errors, &t->flash);
+	if (!r)
+		r = parse_medium(ti, as, &disk_errors, &t->disk);
+	if (!r)
+		r = parse_slot_size(ti, as);
+	if (!r)
+		r = parse_features(t, as);
+	if (!r)
+		r = parse_servers(ti, as);
+	if (!r)
+		r = parse_placement(t, as);
+	if (!r)
+		r = parse_prefetch(t, as);
+	if (!r && as->argc) {
+		ti->error = "Too many arguments";
+		r = -EINVAL;
+	}
+	if (!r)
+		r = check_geometry(t);
+	return r;
+}
+
+/* Copes with a partly built target. */
+static void target_destroy(struct n2l_target *t)
+{
+	if (t->store)
+		n2l_store_put(t->store, t);
+	n2l_placement_destroy(t->placement);
+	if (t->flash)
+		dm_put_device(t->ti, t->flash);
+	if (t->disk)
+		dm_put_device(t->ti, t->disk);
+	kfree(t);
+}
+
+int n2l_ctr(struct dm_target *ti, unsigned int argc, char **argv)
+{
+	struct dm_arg_set as = { .argc = argc, .argv = argv };
+	struct n2l_target *t;
+	int r;
+
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	if (!t) {
+		ti->error = "Cannot allocate nswap2l target";
+		return -ENOMEM;
+	}
+	t->ti = ti;
+	r = parse_table(t, &as);
+	if (r)
+		goto bad;
+	t->store = n2l_store_get(t, &ti->error);
+	if (IS_ERR(t->store)) {
+		r = PTR_ERR(t->store);
+		t->store = NULL;
+		goto bad;
+	}
+
+	ti->private = t;
+	ti->num_flush_bios = 2;
+	ti->flush_supported = true;
+	ti->num_discard_bios = 1;
+	ti->discards_supported = true;
+	ti->per_io_data_size = sizeof(struct n2l_io);
+	ti->accounts_remapped_io = true;
+	return 0;
+
+bad:
+	target_destroy(t);
+	return r;
+}
+
+void n2l_dtr(struct dm_target *ti)
+{
+	target_destroy(ti->private);
+}

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The store: the slot map and media of one nswap2l device. A table reload
+ * builds a new target while the old one still serves I/O; both must see
+ * the same slots, so the store is found by mapped device, the way dm-thin
+ * finds its pool, and lives until the last table using it is destroyed.
+ */
+#include "nswap2l.h"
+
+static DEFINE_MUTEX(stores_lock);
+static LIST_HEAD(stores);
+
+static struct n2l_store *__store_lookup(struct mapped_device *md)
+{
+	struct n2l_store *s;
+
+	lockdep_assert_held(&stores_lock);
+	list_for_each_entry(s, &stores, list)
+		if (s->md == md)
+			return s;
+	return NULL;
+}
+
+static struct block_device *dev_bdev(struct dm_dev *d)
+{
+	return d ? d->bdev : NULL;
+}
+
+/* Another device's store holding @bdev as a medium. */
+static bool __bdev_taken(struct block_device *bdev)
+{
+	struct n2l_store *s;
+
+	lockdep_assert_held(&stores_lock);
+	if (!bdev)
+		return false;
+	list_for_each_entry(s, &stores, list)
+		if (s->media[N2L_FLASH].bdev == bdev ||
+		    s->media[N2L_DISK].bdev == bdev)
+			return true;
+	return false;
+}
+
+static int check_reload(struct n2l_store *s, struct n2l_target *t,
+			char **error)
+{
+	if (s->claimed_by == t->ti->table) {
+		*error = "Only one nswap2l target per device";
+		return -EINVAL;
+	}
+	if ((t->ti->len >> N2L_SLOT_SHIFT) != n2l_nr_slots(s)) {
+		*error = "A reload must keep the device length";
+		return -EINVAL;
+	}
+	if (dev_bdev(t->flash) != s->media[N2L_FLASH].bdev) {
+		*error = "A reload must keep the flash device";
+		return -EINVAL;
+	}
+	if (dev_bdev(t->disk) != s->media[N2L_DISK].bdev) {
+		*error = "A reload must keep the disk device";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*----------------------------------------------------------------*/
+
+static int medium_init(struct n2l_medium_dev *md, enum n2l_medium kind,
+		       struct dm_dev *dev)
+{
+	sector_t blocks = 0;
+
+	md->kind = kind;
+	md->bdev = dev_bdev(dev);
+	if (md->bdev)
+		blocks = min_t(sector_t, bdev_nr_sectors(md->bdev) >> N2L_SLOT_SHIFT,
+			       U32_MAX);
+	return runalloc_init(&md->alloc, blocks);
+}
+
+static void store_destroy(struct n2l_store *s)
+{
+	enum n2l_medium m;
+
+	n2l_sysfs_del(s);
+	if (s->wq)
+		destroy_workqueue(s->wq);
+	n2l_placement_destroy(s->placement);
+	for_each_medium(m)
+		runalloc_exit(&s->media[m].alloc);
+	slotmap_exit(&s->map);
+	kfree(s);
+}
+
+static struct n2l_store *store_create(struct n2l_target *t,
+				      struct mapped_device *md, char **error)
+{
+	struct n2l_store *s;
+	int r;
+
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		goto nomem;
+	s->md = md;
+	spin_lock_init(&s->lock);
+	mutex_init(&s->config_lock);
+	bio_list_init(&s->deferred);
+	INIT_WORK(&s->worker, n2l_worker);
+	init_completion(&s->kobj_released);
+
+	r = slotmap_init(&s->map, t->ti->len >> N2L_SLOT_SHIFT);
+	if (!r)
+		r = medium_init(&s->media[N2L_NETRAM], N2L_NETRAM, NULL);
+	if (!r)
+		r = medium_init(&s->media[N2L_FLASH], N2L_FLASH, t->flash);
+	if (!r)
+		r = medium_init(&s->media[N2L_DISK], N2L_DISK, t->disk);
+	if (r)
+		goto nomem;
+
+	s->wq = alloc_workqueue("nswap2l-%s", WQ_MEM_RECLAIM, 0,
+				dm_device_name(md));
+	if (!s->wq)
+		goto nomem;
+	return s;
+
+nomem:
+	if (s)
+		store_destroy(s);
+	*error = "Cannot allocate the slot map and allocators";
+	return ERR_PTR(-ENOMEM);
+}
+
+/*----------------------------------------------------------------*/
+
+/* The store of @t's device: the live one on a reload, else a new one. */
+struct n2l_store *n2l_store_get(struct n2l_target *t, char **error)
+{
+	struct mapped_device *md = dm_table_get_md(t->ti->table);
+	struct n2l_store *s;
+	int r;
+
+	mutex_lock(&stores_lock);
+	s = __store_lookup(md);
+	if (s) {
+		r = check_reload(s, t, error);
+		if (r) {
+			s = ERR_PTR(r);
+			goto out;
+		}
+	} else {
+		if (__bdev_taken(dev_bdev(t->flash)) ||
+		    __bdev_taken(dev_bdev(t->disk))) {
+			*error = "A medium is already used by another nswap2l device";
+			s = ERR_PTR(-EBUSY);
+			goto out;
+		}
+		s = store_create(t, md, error);
+		if (IS_ERR(s))
+			goto out;
+		list_add(&s->list, &stores);
+	}
+	s->refs++;
+	s->claimed_by = t->ti->table;
+out:
+	mutex_unlock(&stores_lock);
+	return s;
+}
+
+void n2l_store_put(struct n2l_store *s, struct n2l_target *t)
+{
+	bool last;
+
+	mutex_lock(&stores_lock);
+	if (s->claimed_by == t->ti->table)
+		s->claimed_by = NULL;
+	last = !--s->refs;
+	if (last)
+		list_del(&s->list);
+	mutex_unlock(&stores_lock);
+	if (last)
+		store_destroy(s);
+}
+
+static void set_trim(struct n2l_medium_dev *md, bool passdown)
+{
+	md->discard = passdown && md->bdev && bdev_max_discard_sectors(md->bdev);
+}
+
+/*
+ * Make the store follow @t's table line, once, when its table first
+ * resumes: before that the table is only loaded, and the live table may
+ * have been reconfigured by messages that must stay in force until then.
+ */
+void n2l_store_apply(struct n2l_store *s, struct n2l_target *t)
+{
+	struct n2l_placement *old;
+
+	if (t->applied)
+		return;
+	mutex_lock(&s->config_lock);
+	spin_lock_irq(&s->lock);
+	old = s->placement;
+	s->placement = t->placement;
+	set_trim(&s->media[N2L_FLASH], t->discard_passdown);
+	set_trim(&s->media[N2L_DISK], t->discard_passdown);
+	spin_unlock_irq(&s->lock);
+	t->placement = NULL;
+	t->applied = true;
+	mutex_unlock(&s->config_lock);
+
+	n2l_placement_destroy(old);
+}
+
+void n2l_store_clear_stats(struct n2l_store *s)
+{
+	struct n2l_medium_stats *st;
+	enum n2l_medium m;
+
+	for_each_medium(m) {
+		st = &s->media[m].stats;
+		atomic64_set(&st->reads, 0);
+		atomic64_set(&st->writes, 0);
+		atomic64_set(&st->read_sectors, 0);
+		atomic64_set(&st->write_sectors, 0);
+	}
+	atomic64_set(&s->stats.nospc, 0);
+	atomic64_set(&s->stats.discarded, 0);
+	atomic64_set(&s->stats.zero_reads, 0);
+	atomic64_set(&s->stats.dropped, 0);
+}

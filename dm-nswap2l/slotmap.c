@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Shadow slot map: allocation and the run queries that let one bio cover
+ * many slots.
+ */
+#include "slotmap.h"
+
+int slotmap_init(struct slotmap *m, u32 nr_slots)
+{
+	m->entries = n2l_zalloc(slotmap_bytes(nr_slots));
+	if (!m->entries)
+		return -ENOMEM;
+	m->nr_slots = nr_slots;
+	return 0;
+}
+
+void slotmap_exit(struct slotmap *m)
+{
+	n2l_free(m->entries);
+	m->entries = NULL;
+	m->nr_slots = 0;
+}
+
+/*
+ * Whether @next can be read in the same request as @prev, the entry of the
+ * slot just before it: same medium, and the next block on a block medium.
+ */
+static bool sme_follows(sme_t prev, sme_t next)
+{
+	if (sme_medium(prev) != sme_medium(next))
+		return false;
+	return sme_loc(next) == sme_loc(prev) + 1;
+}
+
+/*
+ * How many slots from @first (at least 1, at most @max) sit one after the
+ * other on the medium of @first, so that one remapped bio reaches them all.
+ */
+u32 slotmap_contiguous(const struct slotmap *m, n2l_slot_t first, u32 max)
+{
+	u32 s = from_slot(first), n;
+
+	max = min(max, m->nr_slots - s);
+	for (n = 1; n < max; n++)
+		if (!sme_follows(m->entries[s + n - 1], m->entries[s + n]))
+			break;
+	return n;
+}
+
+/* How many slots from @first (up to @max) hold no data. */
+u32 slotmap_unmapped_run(const struct slotmap *m, n2l_slot_t first, u32 max)
+{
+	u32 s = from_slot(first), n;
+
+	max = min(max, m->nr_slots - s);
+	for (n = 0; n < max; n++)
+		if (sme_medium(m->entries[s + n]) != N2L_NONE)
+			break;
+	return n;
+}

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The policies built into nswap2l.ko (and into the userspace tools). */
+#ifndef N2L_POLICIES_H
+#define N2L_POLICIES_H
+
+#include "n2l-policy.h"
+
+extern struct n2l_placement_type n2l_placement_netram_first;
+
+int n2l_builtin_policies_register(void);
+void n2l_builtin_policies_unregister(void);
+
+#endif /* N2L_POLICIES_H */

@@ -1,0 +1,261 @@
+"""The table line, reloads, module life cycle, status, messages and sysfs."""
+import errno
+import os
+
+import pytest
+
+import n2l
+from n2l import sh, run, table_line
+
+SECTORS = 8192  # 4 MiB: 1024 slots
+
+# (arguments after "nswap2l", the ti->error it must produce). F and D are
+# replaced by a flash and a disk device.
+MALFORMED = [
+    ("", "Missing flash device"),
+    ("F", "Missing disk device"),
+    ("/dev/no-such-dev D 8 0 0 netram-first 0 none 0", "Error opening flash device"),
+    ("F /dev/no-such-dev 8 0 0 netram-first 0 none 0", "Error opening disk device"),
+    ("F D", "Invalid slot size"),
+    ("F D four 0 0 netram-first 0 none 0", "Invalid slot size"),
+    ("F D -8 0 0 netram-first 0 none 0", "Invalid slot size"),
+    ("F D 16 0 0 netram-first 0 none 0",
+     "Unsupported slot size: only 8 sectors (4 KiB) is supported"),
+    ("F D 8", "Invalid number of feature arguments"),
+    ("F D 8 x 0 netram-first 0 none 0", "Invalid number of feature arguments"),
+    ("F D 8 99999999999 0 netram-first 0 none 0", "Invalid number of feature arguments"),
+    ("F D 8 2 no_discard_passdown no_discard_passdown 0 netram-first 0 none 0",
+     "Too many feature arguments"),
+    ("F D 8 1", "Fewer feature arguments than announced"),
+    ("F D 8 1 bogus 0 netram-first 0 none 0", "Unrecognised feature requested"),
+    ("F D 8 0", "Invalid number of servers"),
+    ("F D 8 0 many netram-first 0 none 0", "Invalid number of servers"),
+    ("F D 8 0 1 10.0.0.1:7070 netram-first 0 none 0",
+     "Network RAM servers are not supported yet: use 0"),
+    ("F D 8 0 0", "Missing placement policy"),
+    ("F D 8 0 0 bogus 0 none 0", "Unknown placement policy"),
+    ("F D 8 0 0 netram-first", "Invalid number of placement policy arguments"),
+    ("F D 8 0 0 netram-first 100 none 0", "Too many placement policy arguments"),
+    ("F D 8 0 0 netram-first 4 a b", "Fewer placement policy arguments than announced"),
+    ("F D 8 0 0 netram-first 1 a none 0",
+     "Placement policy arguments must be key/value pairs"),
+    ("F D 8 0 0 netram-first 2 a b none 0", "Invalid placement policy argument"),
+    ("F D 8 0 0 netram-first 0", "Missing prefetch policy"),
+    ("F D 8 0 0 netram-first 0 bogus 0", "Unknown prefetch policy"),
+    ("F D 8 0 0 netram-first 0 none", "Invalid number of prefetch policy arguments"),
+    ("F D 8 0 0 netram-first 0 none 2 a b", "Prefetch policy none takes no arguments"),
+    ("F D 8 0 0 netram-first 0 none 0 extra", "Too many arguments"),
+    ("- - 8 0 0 netram-first 0 none 0",
+     "No medium: give a flash device, a disk device or servers"),
+    ("F F 8 0 0 netram-first 0 none 0", "Flash and disk must be different devices"),
+]
+
+
+def refused(table, error):
+    """dmsetup create must fail, with exactly @error from the target."""
+    n2l.dmesg_new()
+    p = run(f"dmsetup create n2l-bad --table '{table}'")
+    log = "\n".join(n2l.dmesg_new())
+    run("dmsetup remove --retry n2l-bad")
+    assert p.returncode != 0, f"accepted: {table}"
+    assert f"nswap2l: {error} (" in log, f"{table!r}: wanted {error!r}, log:\n{log}"
+
+
+def test_malformed_lines_are_refused_each_with_its_own_error(lab):
+    f, d = lab.flash(8), lab.disk(8)
+    for args, error in MALFORMED:
+        words = [f.path if w == "F" else d.path if w == "D" else w for w in args.split()]
+        refused(f"0 {SECTORS} nswap2l " + " ".join(words), error)
+    assert len(MALFORMED) >= 25
+    assert "n2l-bad" not in sh("dmsetup ls")
+
+
+def test_geometry_errors(lab):
+    f, d = lab.flash(8), lab.disk(8)
+    refused(table_line(SECTORS - 4, f.path, d.path),
+            "Target start and length must be multiples of 8 sectors")
+    refused(table_line((1 << 32) * 8 + 8, f.path, d.path),
+            "Device too large: at most 2^32 slots")
+    small = lab.nullb(1, blocksize=512)
+    tiny = lab.device("n2l-tiny", f"0 4 linear {small.path} 0")
+    refused(table_line(SECTORS, tiny.path, d.path), "Flash device is smaller than one slot")
+    refused(table_line(SECTORS, f.path, tiny.path), "Disk device is smaller than one slot")
+
+
+def test_medium_cannot_serve_two_devices(lab):
+    f, d, other = lab.flash(8), lab.disk(8), lab.disk(8)
+    lab.device("n2l-a", table_line(SECTORS, f.path, d.path))
+    refused(table_line(SECTORS, f.path, other.path),
+            "A medium is already used by another nswap2l device")
+
+
+def test_one_target_per_device(lab):
+    f, d = lab.flash(8), lab.disk(8)
+    two = (f"0 {SECTORS} nswap2l {f.path} - 8 0 0 netram-first 0 none 0\n"
+           f"{SECTORS} {SECTORS} nswap2l - {d.path} 8 0 0 netram-first 0 none 0")
+    n2l.dmesg_new()
+    p = run(f"printf '{two}\\n' | dmsetup create n2l-two")
+    log = "\n".join(n2l.dmesg_new())
+    run("dmsetup remove --retry n2l-two")
+    assert p.returncode != 0
+    assert "nswap2l: Only one nswap2l target per device (" in log, log
+
+
+def test_table_status_recreates_the_device(lab):
+    f, d = lab.flash(8), lab.disk(8)
+    dev = lab.device("n2l-rt", table_line(SECTORS, f.path, d.path,
+                                          features=["no_discard_passdown"]))
+    table = dev.table()
+    assert " no_discard_passdown " in table and table.endswith("none 0")
+    dev.remove()
+    again = lab.device("n2l-rt", table)
+    assert again.table() == table
+
+
+def ima_table_loads():
+    """Decoded dm_table_load records of the IMA log (the VM boots with
+    ima_policy=critical_data, which measures device-mapper tables)."""
+    if not os.path.ismount("/sys/kernel/security"):
+        sh("mount -t securityfs none /sys/kernel/security")
+    log = open("/sys/kernel/security/ima/ascii_runtime_measurements").read()
+    return [bytes.fromhex(line.split()[-1]).decode(errors="replace")
+            for line in log.splitlines() if " dm_table_load " in line]
+
+
+def test_ima_status_names_target_media_and_policies(lab):
+    f, d = lab.flash(8), lab.disk(8)
+    lab.device("n2l-ima", table_line(SECTORS, f.path, d.path))
+    fmaj, fmin = os.major(os.stat(f.path).st_rdev), os.minor(os.stat(f.path).st_rdev)
+    dmaj, dmin = os.major(os.stat(d.path).st_rdev), os.minor(os.stat(d.path).st_rdev)
+    want = (f"target_name=nswap2l,target_version=1.0.0,flash={fmaj}:{fmin},"
+            f"disk={dmaj}:{dmin},slot_sectors=8,discard_passdown=y,servers=0,"
+            f"placement=netram-first,prefetch=none;")
+    assert any(want in rec for rec in ima_table_loads()), want
+
+
+def test_reload_keeps_data_and_counters(lab):
+    f, d = lab.flash(4), lab.disk(8)
+    table = table_line(16384, f.path, d.path)
+    dev = lab.device("n2l-reload", table)
+    n2l.write_pattern(dev.path, 0, 6 << 20, 11)
+    before = dev.status()
+    assert before["flash"]["held"] == 1024 and before["disk"]["held"] == 512
+    for _ in range(3):
+        dev.reload(table)
+    after = dev.status()
+    assert after["flash"]["held"] == 1024 and after["disk"]["held"] == 512
+    assert after["flash"]["writes"] == before["flash"]["writes"]
+    assert n2l.check_pattern(dev.path, 0, 6 << 20, 11) == 0
+
+
+def test_reload_during_io_loses_nothing(lab):
+    f, d = lab.flash(16), lab.disk(16)
+    table = table_line(49152, f.path, d.path)
+    dev = lab.device("n2l-reload-io", table)
+    fio = n2l.subprocess.Popen(
+        f"fio --name=reload --filename={dev.path} --rw=randwrite --bs=4k "
+        f"--size=20M --direct=1 --ioengine=libaio --iodepth=8 --verify=crc32c "
+        f"--verify_fatal=1 --output=/tmp/n2l/fio-reload.txt", shell=True)
+    for _ in range(5):
+        dev.reload(table)
+    assert fio.wait(timeout=600) == 0, open("/tmp/n2l/fio-reload.txt").read()
+
+
+def test_reload_must_keep_media_and_length(lab):
+    f, d, other = lab.flash(8), lab.disk(8), lab.disk(8)
+    dev = lab.device("n2l-rl", table_line(SECTORS, f.path, d.path))
+    before = dev.table()
+    for table, error in [
+        (table_line(SECTORS, other.path, d.path), "A reload must keep the flash device"),
+        (table_line(SECTORS, f.path, other.path), "A reload must keep the disk device"),
+        (table_line(SECTORS * 2, f.path, d.path), "A reload must keep the device length"),
+    ]:
+        n2l.dmesg_new()
+        p = run(f"dmsetup reload {dev.name} --table '{table}'")
+        log = "\n".join(n2l.dmesg_new())
+        assert p.returncode != 0 and f"nswap2l: {error} (" in log, log
+    assert dev.table() == before
+
+
+def test_module_unload_and_reload(lab):
+    f, d = lab.flash(8), lab.disk(8)
+    dev = lab.device("n2l-mod", table_line(SECTORS, f.path, d.path))
+    n2l.write_pattern(dev.path, 0, 1 << 20, 3)
+    assert run("rmmod nswap2l").returncode != 0, "unloaded while in use"
+    dev.remove()
+    sh("rmmod nswap2l")
+    assert "nswap2l" not in sh("dmsetup targets")
+    sh(f"insmod {n2l.MODULE}")
+    dev = lab.device("n2l-mod", table_line(SECTORS, f.path, d.path))
+    n2l.write_pattern(dev.path, 0, 1 << 20, 4)
+    assert n2l.check_pattern(dev.path, 0, 1 << 20, 4) == 0
+
+
+def test_status_counts_what_was_done(lab):
+    f, d = lab.flash(16), lab.disk(16)
+    dev = lab.device("n2l-st", table_line(24 << 11, f.path, d.path))
+    st = dev.status()
+    assert st["slot_sectors"] == 8 and st["slots"] == 6144 and st["mapped"] == 0
+    assert st["flash"]["capacity"] == 4096 and st["disk"]["capacity"] == 4096
+    assert st["netram"]["capacity"] == 0
+    dev.message("clear_stats")
+    n2l.write_pattern(dev.path, 0, 20 << 20, 5)
+    st = dev.status()
+    assert st["mapped"] == 5120
+    assert st["flash"]["held"] == 4096 and st["disk"]["held"] == 1024
+    assert st["flash"]["write_sectors"] == 16 << 11
+    assert st["disk"]["write_sectors"] == 4 << 11
+    # sysfs shows the same numbers
+    assert int(dev.sysfs_read("flash_held")) == 4096
+    assert int(dev.sysfs_read("disk_write_bytes")) == 4 << 20
+    assert int(dev.sysfs_read("slots")) == 6144
+    n2l.settle()
+    dev.message("clear_stats")
+    assert n2l.check_pattern(dev.path, 0, 20 << 20, 5) == 0
+    st = dev.status()
+    assert st["flash"]["read_sectors"] == 16 << 11
+    assert st["disk"]["read_sectors"] == 4 << 11
+    assert n2l.is_zero(dev.path, 20 << 20, 4 << 20)
+    assert dev.status()["zero_reads"] >= 1024
+    assert st["placement"] == "netram-first" and st["placement_args"] == []
+    assert int(dev.sysfs_read("disk_read_bytes")) == 4 << 20
+
+
+def test_messages_and_sysfs_refuse_bad_input(lab):
+    f, d = lab.flash(8), lab.disk(8)
+    dev = lab.device("n2l-msg", table_line(SECTORS, f.path, d.path))
+    n2l.write_pattern(dev.path, 0, 1 << 20, 9)
+    for words in (["frobnicate"], ["placement", "bogus"],
+                  ["placement", "netram-first", "a"],
+                  ["placement", "netram-first", "a", "b"],
+                  ["clear_stats", "now"], ["placement"]):
+        n2l.dmesg_new()
+        assert dev.message(*words, check=False).returncode != 0, words
+        assert "nswap2l" in "\n".join(n2l.dmesg_new())
+    dev.message("placement", "netram-first")
+    dev.message("placement", "default")
+    assert dev.sysfs_read("placement_policy") == "[netram-first]\n"
+    assert dev.sysfs_write("placement_policy", "bogus") == errno.EINVAL
+    assert dev.sysfs_write("placement_policy", "\n") == errno.EINVAL
+    assert dev.sysfs_write("placement_policy", "netram-first odd") == errno.EINVAL
+    assert dev.sysfs_write("placement_policy", "netram-first\n") == 0
+    assert dev.sysfs_write("clear_stats", "0") == errno.EINVAL
+    assert dev.sysfs_write("clear_stats", "maybe") == errno.EINVAL
+    assert dev.sysfs_write("flash_held", "7") != 0
+    assert int(dev.sysfs_read("flash_writes")) > 0
+    assert dev.sysfs_write("clear_stats", "1") == 0
+    assert int(dev.sysfs_read("flash_writes")) == 0
+    assert int(dev.sysfs_read("flash_held")) == 256, "clear_stats must not touch slots"
+    assert n2l.check_pattern(dev.path, 0, 1 << 20, 9) == 0
+
+
+def test_sysfs_directory_lives_with_the_device(lab):
+    f, d = lab.flash(8), lab.disk(8)
+    table = table_line(SECTORS, f.path, d.path)
+    dev = lab.device("n2l-sys", table)
+    sysfs = dev.sysfs
+    assert os.path.isdir(sysfs)
+    dev.reload(table)
+    assert os.path.isdir(sysfs)
+    dev.remove()
+    assert not os.path.exists(sysfs)

@@ -1,0 +1,44 @@
+"""The nswap2l table line and status line, in one place for the admin CLI,
+the tests and the benchmark runner. Field order: dm-nswap2l/nswap2l.rst."""
+
+MEDIA = ("netram", "flash", "disk")
+SLOT_BYTES = 4096
+COUNTERS = ("nospc", "discarded", "zero_reads", "dropped")
+
+
+def table_line(sectors, flash="-", disk="-", features=(), servers=(),
+               placement="netram-first", placement_args=(), prefetch="none",
+               prefetch_args=(), start=0):
+    """The dmsetup table line of one nswap2l target."""
+    words = [flash or "-", disk or "-", "8", str(len(features)), *features,
+             str(len(servers)), *servers,
+             placement, str(len(placement_args)), *placement_args,
+             prefetch, str(len(prefetch_args)), *prefetch_args]
+    return f"{start} {sectors} nswap2l " + " ".join(str(w) for w in words)
+
+
+def parse_status(line):
+    """Parse the INFO status of one nswap2l target, with or without the
+    leading '<start> <length> nswap2l'."""
+    w = line.split()
+    if len(w) > 2 and w[2] == "nswap2l":
+        w = w[3:]
+    st = {"slot_sectors": int(w[0])}
+    mapped, slots = w[1].split("/")
+    st["mapped"], st["slots"] = int(mapped), int(slots)
+    i = 2
+    for m in MEDIA:
+        if w[i] != m:
+            raise ValueError(f"expected medium {m} at field {i}: {line}")
+        held, cap = w[i + 1].split("/")
+        st[m] = {"held": int(held), "capacity": int(cap),
+                 "reads": int(w[i + 2]), "writes": int(w[i + 3]),
+                 "read_sectors": int(w[i + 4]), "write_sectors": int(w[i + 5])}
+        i += 6
+    for k in COUNTERS:
+        st[k] = int(w[i])
+        i += 1
+    st["placement"] = w[i]
+    nargs = int(w[i + 1])
+    st["placement_args"] = w[i + 2:i + 2 + nargs]
+    return st
