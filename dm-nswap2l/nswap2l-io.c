@@ -143,22 +143,33 @@ static enum n2l_medium __choose_medium(struct n2l_store *s, sme_t e)
 	return m;
 }
 
-/* Overwrite the first @nr slots where they are: they keep their blocks. */
-static void __place_inplace(struct n2l_store *s, struct n2l_io *io, u32 nr,
-			    u32 version)
+/* Stamp @version on @nr slots of @io, clearing the @clear flags. */
+static void __stamp(struct n2l_store *s, struct n2l_io *io, u32 nr,
+		    u32 version, unsigned int clear)
 {
+	n2l_slot_t slot;
 	u32 i;
 	sme_t e;
 
 	for (i = 0; i < nr; i++) {
-		n2l_slot_t slot = to_slot(from_slot(io->slot) + i);
-
+		slot = to_slot(from_slot(io->slot) + i);
 		e = slotmap_get(&s->map, slot);
 		slotmap_set(&s->map, slot,
 			    sme_make(sme_medium(e), sme_loc(e), version,
-				     sme_flags(e) & ~SME_PREFETCHED));
+				     sme_flags(e) & ~clear));
 	}
-	e = slotmap_get(&s->map, io->slot);
+}
+
+/*
+ * Overwrite the first @nr slots where they are: they keep their blocks,
+ * and what was prefetched is now simply written.
+ */
+static void __place_inplace(struct n2l_store *s, struct n2l_io *io, u32 nr,
+			    u32 version)
+{
+	sme_t e = slotmap_get(&s->map, io->slot);
+
+	__stamp(s, io, nr, version, SME_PREFETCHED);
 	io->kind = N2L_IO_WRITE_INPLACE;
 	io->medium = sme_medium(e);
 	io->blk = to_blk(sme_loc(e));
@@ -173,17 +184,7 @@ static void __place_inplace(struct n2l_store *s, struct n2l_io *io, u32 nr,
 static void __place_new(struct n2l_store *s, struct n2l_io *io,
 			enum n2l_medium m, n2l_blk_t blk, u32 nr, u32 version)
 {
-	u32 i;
-	sme_t e;
-
-	for (i = 0; i < nr; i++) {
-		n2l_slot_t slot = to_slot(from_slot(io->slot) + i);
-
-		e = slotmap_get(&s->map, slot);
-		slotmap_set(&s->map, slot,
-			    sme_make(sme_medium(e), sme_loc(e), version,
-				     sme_flags(e)));
-	}
+	__stamp(s, io, nr, version, 0);
 	io->kind = N2L_IO_WRITE_NEW;
 	io->medium = m;
 	io->blk = blk;
