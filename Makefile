@@ -4,6 +4,9 @@
 # make check      every test: lint, unit tests, VM tests (prints a summary)
 # make demo       a device with emulated Flash and disk, swapped onto in a VM
 # make bench-overhead   nswap2l against dm-linear on null_blk (results/)
+# make bench-netram     Network RAM against swap over NBD (results/)
+# make bench            the workloads on every configuration, quick (results/)
+# make bench-full       the same, the whole matrix at full size (results/)
 #
 # The module is built for KVER, the newest kernel whose headers are
 # installed (Debian's linux-headers-amd64), not for the running kernel.
@@ -16,11 +19,13 @@ CC ?= gcc
 UCFLAGS := -O1 -g -Wall -Wextra -Werror -Wno-unused-parameter \
 	   -fsanitize=address,undefined -fno-sanitize-recover=all -pthread
 PORTABLE_INC := -Iuserspace/include -Ipolicies -Idm-nswap2l
-PORTABLE_SRC := dm-nswap2l/slotmap.c dm-nswap2l/runalloc.c $(wildcard policies/*.c)
+PORTABLE_SRC := dm-nswap2l/slotmap.c dm-nswap2l/runalloc.c $(wildcard policies/*.c) \
+		userspace/lib/n2l-compat-user.c
 PORTABLE_HDR := $(wildcard dm-nswap2l/*.h policies/*.h userspace/include/*.h)
 TOOLS := build/tools/n2l-pattern build/tools/n2l-race
 
-.PHONY: all setup module tools unit lint vm-test check demo bench-overhead clean
+.PHONY: all setup module tools unit lint vm-test check demo bench-overhead bench-netram \
+	bench bench-full bench-unit clean
 
 all: module tools
 
@@ -43,7 +48,7 @@ unit: build/unit
 lint:
 	tests/lint
 
-vm-test: module tools
+vm-test: module tools nswapd sim workloads
 	tests/vm/run
 
 # Installs what is missing (apt, pip); quick when nothing is.
@@ -54,13 +59,38 @@ check: setup
 	tests/check
 
 demo: setup
-	$(MAKE) --no-print-directory module tools
+	$(MAKE) --no-print-directory module tools nswapd
 	userspace/demo/demo
 
 bench-overhead: setup
 	$(MAKE) --no-print-directory module tools
 	userspace/bench/overhead
 
+bench-netram: setup
+	$(MAKE) --no-print-directory module nswapd
+	userspace/bench/netram
+
+bench: setup
+	$(MAKE) --no-print-directory module nswapd workloads
+	userspace/bench/run quick
+
+bench-full: setup
+	$(MAKE) --no-print-directory module nswapd workloads
+	userspace/bench/run full
+
+# The runner's parsing and report, on the host
+bench-unit:
+	python3 -m pytest -p no:cacheprovider -q -rfE tests/bench
+
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	rm -rf build
+
+# nswapd, the Network RAM page server, and its tests and fuzzing
+include nswap-net/nswapd.mk
+
+# The benchmark workloads (WL1, WL2, WL4, Radix, IS, HPL driver) and their tests
+-include userspace/workloads/workloads.mk
+
+# n2l-sim, the trace-replay simulator of the prefetch policies, and its tests
+include userspace/sim/sim.mk

@@ -16,9 +16,11 @@
  * flash dev, disk dev: block devices holding slots, "-" for none
  * slot sectors:        8 (4 KiB)
  * features:            no_discard_passdown
- * servers:             Network RAM page servers (none in this version)
+ * servers:             Network RAM page servers, a.b.c.d:port or [v6]:port
  * placement policy:    by name (netram-first, default) with key/value args
- * prefetch policy:     none (default)
+ * prefetch policy:     by name (none, default; rr, random, lrs, mrs) with
+ *                      the migration engine's knobs as key/value args:
+ *                      interval_ms, amount, amount_mode, enabled, percent
  */
 
 struct n2l_count {
@@ -145,17 +147,39 @@ static int parse_features(struct n2l_target *t, struct dm_arg_set *as)
 	return 0;
 }
 
-static int parse_servers(struct dm_target *ti, struct dm_arg_set *as)
+static int parse_servers(struct n2l_target *t, struct dm_arg_set *as)
 {
 	static const struct n2l_count count = {
-		.max = 0,
+		.max = N2L_TABLE_SERVERS,
 		.invalid = "Invalid number of servers",
-		.too_many = "Network RAM servers are not supported yet: use 0",
+		.too_many = "Too many servers",
 		.too_few = "Fewer servers than announced",
 	};
-	unsigned int n;
+	struct dm_target *ti = t->ti;
+	struct sockaddr_storage ss;
+	unsigned int n, i, j;
+	const char *arg;
+	int len, r;
 
-	return read_count(as, &count, &n, &ti->error);
+	r = read_count(as, &count, &n, &ti->error);
+	if (r)
+		return r;
+	for (i = 0; i < n; i++) {
+		arg = dm_shift_arg(as);
+		if (n2l_parse_addr(arg, &ss, &len)) {
+			ti->error = "Invalid server address: use a.b.c.d:port or [v6]:port";
+			return -EINVAL;
+		}
+		for (j = 0; j < i; j++) {
+			if (!strcmp(t->servers[j], arg)) {
+				ti->error = "Duplicate server";
+				return -EINVAL;
+			}
+		}
+		strscpy(t->servers[i], arg, N2L_ADDR_LEN);
+	}
+	t->nr_servers = n;
+	return 0;
 }
 
 /*----------------------------------------------------------------*/
@@ -248,27 +272,52 @@ static int parse_placement(struct n2l_target *t, struct dm_arg_set *as)
 	return 0;
 }
 
-static int parse_prefetch(struct n2l_target *t, struct dm_arg_set *as)
+/*
+ * The prefetch policy's words, "<name> [<key> <value>]*", into @pf; it is
+ * made once the geometry is known to be sane (make_prefetch()).
+ */
+static int parse_prefetch(struct n2l_target *t, struct dm_arg_set *as,
+			  struct dm_arg_set *pf)
 {
 	static const struct n2l_count count = {
-		.max = 0,
+		.max = 16,
 		.invalid = "Invalid number of prefetch policy arguments",
-		.too_many = "Prefetch policy none takes no arguments",
+		.too_many = "Too many prefetch policy arguments",
 		.too_few = "Fewer prefetch policy arguments than announced",
 	};
 	struct dm_target *ti = t->ti;
-	const char *name = dm_shift_arg(as);
+	char **argv = as->argv;
 	unsigned int n;
+	int r;
 
-	if (!name) {
+	if (!dm_shift_arg(as)) {
 		ti->error = "Missing prefetch policy";
 		return -EINVAL;
 	}
-	if (strcmp(name, "none") && strcmp(name, "default")) {
-		ti->error = "Unknown prefetch policy";
-		return -EINVAL;
-	}
-	return read_count(as, &count, &n, &ti->error);
+	r = read_count(as, &count, &n, &ti->error);
+	if (r)
+		return r;
+	/* argv: name, count, pairs; hand over name and pairs. */
+	argv[1] = argv[0];
+	pf->argc = n + 1;
+	pf->argv = argv + 1;
+	as->argc -= n;
+	as->argv += n;
+	return 0;
+}
+
+static int make_prefetch(struct n2l_target *t, struct dm_arg_set *pf)
+{
+	struct dm_target *ti = t->ti;
+	struct n2l_prefetch *p;
+
+	t->knobs = n2l_mig_defaults;
+	p = n2l_prefetch_create(pf->argc, pf->argv, ti->len >> N2L_SLOT_SHIFT,
+				t->flash, &t->knobs, &ti->error);
+	if (IS_ERR(p))
+		return PTR_ERR(p);
+	t->prefetch = p;
+	return 0;
 }
 
 /*----------------------------------------------------------------*/
@@ -285,7 +334,7 @@ static int check_geometry(struct n2l_target *t)
 		ti->error = "Device too large: at most 2^32 slots";
 		return -EINVAL;
 	}
-	if (!t->flash && !t->disk) {
+	if (!t->flash && !t->disk && !t->nr_servers) {
 		ti->error = "No medium: give a flash device, a disk device or servers";
 		return -EINVAL;
 	}
@@ -299,6 +348,7 @@ static int check_geometry(struct n2l_target *t)
 static int parse_table(struct n2l_target *t, struct dm_arg_set *as)
 {
 	struct dm_target *ti = t->ti;
+	struct dm_arg_set pf;
 	int r;
 
 	r = parse_medium(ti, as, &flash_errors, &t->flash);
@@ -309,17 +359,19 @@ static int parse_table(struct n2l_target *t, struct dm_arg_set *as)
 	if (!r)
 		r = parse_features(t, as);
 	if (!r)
-		r = parse_servers(ti, as);
+		r = parse_servers(t, as);
 	if (!r)
 		r = parse_placement(t, as);
 	if (!r)
-		r = parse_prefetch(t, as);
+		r = parse_prefetch(t, as, &pf);
 	if (!r && as->argc) {
 		ti->error = "Too many arguments";
 		r = -EINVAL;
 	}
 	if (!r)
 		r = check_geometry(t);
+	if (!r)
+		r = make_prefetch(t, &pf);
 	return r;
 }
 
@@ -329,6 +381,7 @@ static void target_destroy(struct n2l_target *t)
 	if (t->store)
 		n2l_store_put(t->store, t);
 	n2l_placement_destroy(t->placement);
+	n2l_prefetch_destroy(t->prefetch);
 	if (t->flash)
 		dm_put_device(t->ti, t->flash);
 	if (t->disk)

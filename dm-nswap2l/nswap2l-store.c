@@ -83,8 +83,11 @@ static void store_destroy(struct n2l_store *s)
 	enum n2l_medium m;
 
 	n2l_sysfs_del(s);
+	n2l_mig_exit(s);	/* it talks to servers: before they go */
+	n2l_netram_exit(&s->netram);
 	if (s->wq)
 		destroy_workqueue(s->wq);
+	bioset_exit(&s->bs);
 	n2l_placement_destroy(s->placement);
 	for_each_medium(m)
 		runalloc_exit(&s->media[m].alloc);
@@ -102,10 +105,12 @@ static struct n2l_store *store_create(struct n2l_target *t,
 	if (!s)
 		goto nomem;
 	s->md = md;
+	s->devt = disk_devt(dm_disk(md));
 	spin_lock_init(&s->lock);
 	mutex_init(&s->config_lock);
 	bio_list_init(&s->deferred);
 	INIT_WORK(&s->worker, n2l_worker);
+	n2l_slow_init(s);
 	init_completion(&s->kobj_released);
 
 	r = slotmap_init(&s->map, t->ti->len >> N2L_SLOT_SHIFT);
@@ -118,9 +123,11 @@ static struct n2l_store *store_create(struct n2l_target *t,
 	if (r)
 		goto nomem;
 
+	if (bioset_init(&s->bs, BIO_POOL_SIZE, 0, 0))
+		goto nomem;
 	s->wq = alloc_workqueue("nswap2l-%s", WQ_MEM_RECLAIM, 0,
 				dm_device_name(md));
-	if (!s->wq)
+	if (!s->wq || n2l_netram_init(&s->netram, s) || n2l_mig_init(s))
 		goto nomem;
 	return s;
 
@@ -192,6 +199,33 @@ static void set_trim(struct n2l_medium_dev *md, bool passdown)
  * resumes: before that the table is only loaded, and the live table may
  * have been reconfigured by messages that must stay in force until then.
  */
+/* In the table line but not connected to: add; the other way: drain. */
+static void __apply_servers(struct n2l_store *s, struct n2l_target *t)
+{
+	struct n2l_netram *nr = &s->netram;
+	struct n2l_server *srv;
+	unsigned int i, j;
+	char *error;
+	bool listed;
+
+	lockdep_assert_held(&s->config_lock);
+	for (i = 0; i < t->nr_servers; i++)
+		if (!__n2l_server_find(nr, t->servers[i]) &&
+		    IS_ERR(n2l_server_add(nr, t->servers[i], false, &error)))
+			DMERR("%s: server %s: %s", dm_device_name(s->md),
+			      t->servers[i], error);
+	for (i = 0; i < N2L_MAX_SERVERS; i++) {
+		srv = nr->servers[i];
+		if (!srv || srv->learned || srv->state == N2L_SRV_DEAD ||
+		    srv->state == N2L_SRV_DRAINING)
+			continue;
+		for (listed = false, j = 0; j < t->nr_servers; j++)
+			listed |= !strcmp(srv->name, t->servers[j]);
+		if (!listed)
+			n2l_server_remove_start(nr, srv->name, &error);
+	}
+}
+
 void n2l_store_apply(struct n2l_store *s, struct n2l_target *t)
 {
 	struct n2l_placement *old;
@@ -199,6 +233,7 @@ void n2l_store_apply(struct n2l_store *s, struct n2l_target *t)
 	if (t->applied)
 		return;
 	mutex_lock(&s->config_lock);
+	__apply_servers(s, t);
 	spin_lock_irq(&s->lock);
 	old = s->placement;
 	s->placement = t->placement;
@@ -206,6 +241,8 @@ void n2l_store_apply(struct n2l_store *s, struct n2l_target *t)
 	set_trim(&s->media[N2L_DISK], t->discard_passdown);
 	spin_unlock_irq(&s->lock);
 	t->placement = NULL;
+	n2l_mig_apply(s, t->prefetch, &t->knobs);
+	t->prefetch = NULL;
 	t->applied = true;
 	mutex_unlock(&s->config_lock);
 
@@ -223,9 +260,20 @@ void n2l_store_clear_stats(struct n2l_store *s)
 		atomic64_set(&st->writes, 0);
 		atomic64_set(&st->read_sectors, 0);
 		atomic64_set(&st->write_sectors, 0);
+		atomic64_set(&st->moved_in, 0);
+		atomic64_set(&st->moved_out, 0);
 	}
 	atomic64_set(&s->stats.nospc, 0);
 	atomic64_set(&s->stats.discarded, 0);
 	atomic64_set(&s->stats.zero_reads, 0);
 	atomic64_set(&s->stats.dropped, 0);
+	atomic64_set(&s->stats.slow_writes, 0);
+	atomic64_set(&s->stats.slow_reads, 0);
+	atomic64_set(&s->netram.failed_reads, 0);
+	atomic64_set(&s->netram.moved_pages, 0);
+	atomic64_set(&s->netram.returned_pages, 0);
+	atomic64_set(&s->stats.read_issues, 0);
+	atomic64_set(&s->stats.read_parallel, 0);
+	atomic64_set(&s->stats.prefetched, 0);
+	atomic64_set(&s->stats.prefetch_hits, 0);
 }

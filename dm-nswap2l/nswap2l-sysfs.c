@@ -49,9 +49,14 @@ static ssize_t placement_show(struct n2l_store *s, const struct n2l_attr *a,
 	return n2l_policy_names(N2L_POLICY_PLACEMENT, name, buf, PAGE_SIZE);
 }
 
-/* Accepts what the message takes after "placement": name [key value]*. */
-static ssize_t placement_store(struct n2l_store *s, const struct n2l_attr *a,
-			       const char *buf, size_t len)
+/*
+ * A policy file takes what the message of the same kind takes after its
+ * command: name [key value]*.
+ */
+static ssize_t policy_store(struct n2l_store *s, const struct n2l_attr *a,
+			    const char *buf, size_t len,
+			    int (*set)(struct n2l_store *s, unsigned int argc,
+				       char **argv, char **error))
 {
 	char *error = NULL, **argv;
 	int argc, r;
@@ -59,11 +64,35 @@ static ssize_t placement_store(struct n2l_store *s, const struct n2l_attr *a,
 	argv = argv_split(GFP_KERNEL, buf, &argc);
 	if (!argv)
 		return -ENOMEM;
-	r = n2l_set_placement(s, argc, argv, &error);
+	r = set(s, argc, argv, &error);
 	if (r)
-		DMERR("%s: placement_policy: %s", dm_device_name(s->md), error);
+		DMERR("%s: %s: %s", dm_device_name(s->md), a->attr.name, error);
 	argv_free(argv);
 	return r ? r : len;
+}
+
+static ssize_t placement_store(struct n2l_store *s, const struct n2l_attr *a,
+			       const char *buf, size_t len)
+{
+	return policy_store(s, a, buf, len, n2l_set_placement);
+}
+
+static ssize_t prefetch_show(struct n2l_store *s, const struct n2l_attr *a,
+			     char *buf)
+{
+	char name[32];
+
+	mutex_lock(&s->config_lock);
+	strscpy(name, s->mig.policy ? s->mig.policy->type->base.name : "none",
+		sizeof(name));
+	mutex_unlock(&s->config_lock);
+	return n2l_policy_names(N2L_POLICY_PREFETCH, name, buf, PAGE_SIZE);
+}
+
+static ssize_t prefetch_store(struct n2l_store *s, const struct n2l_attr *a,
+			      const char *buf, size_t len)
+{
+	return policy_store(s, a, buf, len, n2l_set_prefetch);
 }
 
 static ssize_t clear_stats_store(struct n2l_store *s, const struct n2l_attr *a,
@@ -83,10 +112,92 @@ static ssize_t slots_show(struct n2l_store *s, const struct n2l_attr *a,
 	return sysfs_emit(buf, "%u\n", n2l_nr_slots(s));
 }
 
+/* A number, or every choice with the current one in brackets. */
+static ssize_t knob_show(struct n2l_store *s, const struct n2l_attr *a,
+			 char *buf)
+{
+	int n = n2l_show_knob(s, a->attr.name, buf, PAGE_SIZE - 1, true);
+
+	if (n < 0)
+		return n;
+	return n + sysfs_emit_at(buf, n, "\n");
+}
+
+/* The same check and effect as "dmsetup message ... set <knob> <value>". */
+static ssize_t knob_store(struct n2l_store *s, const struct n2l_attr *a,
+			  const char *buf, size_t len)
+{
+	char value[16], *error;
+	int r;
+
+	if (len >= sizeof(value))
+		return -EINVAL;
+	strscpy(value, buf, sizeof(value));
+	r = n2l_set_knob(s, a->attr.name, strim(value), &error);
+	return r ? r : len;
+}
+
+/* One line per server: name, state and its counters. */
+static ssize_t servers_show(struct n2l_store *s, const struct n2l_attr *a,
+			    char *buf)
+{
+	struct n2l_server *srv;
+	struct n2l_server_stats *st;
+	unsigned int i;
+	int n = 0;
+	u32 held;
+
+	mutex_lock(&s->config_lock);
+	for (i = 0; i < N2L_MAX_SERVERS; i++) {
+		srv = s->netram.servers[i];
+		if (!srv)
+			continue;
+		st = &srv->stats;
+		spin_lock_irq(&s->lock);
+		held = srv->held;
+		spin_unlock_irq(&s->lock);
+		n += sysfs_emit_at(buf, n,
+				   "%s %s held=%u free=%lld capacity=%llu puts=%lld gets=%lld full=%lld timeouts=%lld reconnects=%lld protocol_errors=%lld inval_dropped=%lld%s\n",
+				   srv->name, n2l_server_state_name(READ_ONCE(srv->state)),
+				   held, atomic64_read(&srv->free_reported),
+				   (unsigned long long)READ_ONCE(srv->capacity),
+				   atomic64_read(&st->puts), atomic64_read(&st->gets),
+				   atomic64_read(&st->full), atomic64_read(&st->timeouts),
+				   atomic64_read(&st->reconnects),
+				   atomic64_read(&st->protocol_errors),
+				   atomic64_read(&st->inval_dropped),
+				   srv->learned ? " learned" : "");
+	}
+	mutex_unlock(&s->config_lock);
+	return n;
+}
+
+/* "add <host:port>" or "remove <host:port>", as the messages. */
+static ssize_t servers_store(struct n2l_store *s, const struct n2l_attr *a,
+			     const char *buf, size_t len)
+{
+	char *error = NULL, **argv;
+	int argc, r = -EINVAL;
+
+	argv = argv_split(GFP_KERNEL, buf, &argc);
+	if (!argv)
+		return -ENOMEM;
+	if (argc == 2 && !strcmp(argv[0], "add"))
+		r = n2l_add_server(s, argv[1], &error);
+	else if (argc == 2 && !strcmp(argv[0], "remove"))
+		r = n2l_remove_server(s, argv[1], &error);
+	if (r)
+		DMERR("%s: servers: %s", dm_device_name(s->md),
+		      error ?: "write \"add <host:port>\" or \"remove <host:port>\"");
+	argv_free(argv);
+	return r ? r : len;
+}
+
 /*----------------------------------------------------------------*/
 
 enum {
 	F_HELD, F_CAPACITY, F_READS, F_WRITES, F_READ_BYTES, F_WRITE_BYTES,
+	F_READS_INFLIGHT, F_MOVED_IN, F_MOVED_OUT,
 };
 
 static ssize_t medium_show(struct n2l_store *s, const struct n2l_attr *a,
@@ -116,11 +227,24 @@ static ssize_t medium_show(struct n2l_store *s, const struct n2l_attr *a,
 	case F_WRITE_BYTES:
 		v = (u64)atomic64_read(&md->stats.write_sectors) << SECTOR_SHIFT;
 		break;
+	case F_READS_INFLIGHT:
+		v = atomic_read(&md->stats.reads_inflight);
+		break;
+	case F_MOVED_IN:
+		v = atomic64_read(&md->stats.moved_in);
+		break;
+	case F_MOVED_OUT:
+		v = atomic64_read(&md->stats.moved_out);
+		break;
 	}
 	return sysfs_emit(buf, "%llu\n", (unsigned long long)v);
 }
 
-enum { F_NOSPC, F_DISCARDED, F_ZERO_READS, F_DROPPED };
+enum {
+	F_NOSPC, F_DISCARDED, F_ZERO_READS, F_DROPPED, F_SLOW_WRITES,
+	F_SLOW_READS, F_FAILED_READS, F_MOVED, F_RETURNED, F_PREFETCHED,
+	F_PREFETCH_HITS,
+};
 
 static ssize_t counter_show(struct n2l_store *s, const struct n2l_attr *a,
 			    char *buf)
@@ -130,10 +254,49 @@ static ssize_t counter_show(struct n2l_store *s, const struct n2l_attr *a,
 		[F_DISCARDED] = &s->stats.discarded,
 		[F_ZERO_READS] = &s->stats.zero_reads,
 		[F_DROPPED] = &s->stats.dropped,
+		[F_SLOW_WRITES] = &s->stats.slow_writes,
+		[F_SLOW_READS] = &s->stats.slow_reads,
+		[F_FAILED_READS] = &s->netram.failed_reads,
+		[F_MOVED] = &s->netram.moved_pages,
+		[F_RETURNED] = &s->netram.returned_pages,
+		[F_PREFETCHED] = &s->stats.prefetched,
+		[F_PREFETCH_HITS] = &s->stats.prefetch_hits,
 	};
 
 	return sysfs_emit(buf, "%llu\n",
 			  (unsigned long long)atomic64_read(c[a->field]));
+}
+
+enum { F_READ_PREFETCH_RATIO, F_READ_PARALLELISM };
+
+/* "<x>.<xxx>": reads per prefetched slot, reads in flight per read. */
+static ssize_t ratio_show(struct n2l_store *s, const struct n2l_attr *a,
+			  char *buf)
+{
+	u64 num, den, milli;
+
+	if (a->field == F_READ_PREFETCH_RATIO) {
+		num = atomic64_read(&s->stats.prefetch_hits);
+		den = atomic64_read(&s->stats.prefetched);
+	} else {
+		num = atomic64_read(&s->stats.read_parallel);
+		den = atomic64_read(&s->stats.read_issues);
+	}
+	milli = n2l_milli(num, den);
+	return sysfs_emit(buf, "%llu.%03llu\n",
+			  (unsigned long long)div_u64(milli, 1000),
+			  (unsigned long long)(milli % 1000));
+}
+
+static ssize_t lost_show(struct n2l_store *s, const struct n2l_attr *a,
+			 char *buf)
+{
+	u32 lost;
+
+	spin_lock_irq(&s->lock);
+	lost = __n2l_lost_slots(s);
+	spin_unlock_irq(&s->lock);
+	return sysfs_emit(buf, "%u\n", lost);
 }
 
 #define N2L_ATTR(_name, _mode, _show, _store)				\
@@ -153,6 +316,14 @@ static ssize_t counter_show(struct n2l_store *s, const struct n2l_attr *a,
 		.attr = { .name = #_name, .mode = 0444 },		\
 		.show = counter_show, .field = _field,			\
 	}
+
+#define N2L_RATIO_ATTR(_name, _field)					\
+	static struct n2l_attr n2l_attr_##_name = {			\
+		.attr = { .name = #_name, .mode = 0444 },		\
+		.show = ratio_show, .field = _field,			\
+	}
+
+#define N2L_KNOB_ATTR(_name)	N2L_ATTR(_name, 0644, knob_show, knob_store)
 
 N2L_ATTR(placement_policy, 0644, placement_show, placement_store);
 N2L_ATTR(clear_stats, 0200, NULL, clear_stats_store);
@@ -179,6 +350,33 @@ N2L_COUNTER_ATTR(nospc_errors, F_NOSPC);
 N2L_COUNTER_ATTR(discarded_slots, F_DISCARDED);
 N2L_COUNTER_ATTR(zero_reads, F_ZERO_READS);
 N2L_COUNTER_ATTR(dropped_writes, F_DROPPED);
+N2L_COUNTER_ATTR(slow_writes, F_SLOW_WRITES);
+N2L_COUNTER_ATTR(slow_reads, F_SLOW_READS);
+N2L_COUNTER_ATTR(failed_reads, F_FAILED_READS);
+N2L_COUNTER_ATTR(moved_pages, F_MOVED);
+N2L_COUNTER_ATTR(returned_pages, F_RETURNED);
+N2L_ATTR(lost_slots, 0444, lost_show, NULL);
+N2L_ATTR(servers, 0644, servers_show, servers_store);
+N2L_KNOB_ATTR(netram_timeout_ms);
+N2L_KNOB_ATTR(netram_dead_after_ms);
+N2L_ATTR(prefetch_policy, 0644, prefetch_show, prefetch_store);
+N2L_KNOB_ATTR(prefetch_interval_ms);
+N2L_KNOB_ATTR(prefetch_amount);
+N2L_KNOB_ATTR(prefetch_amount_mode);
+N2L_KNOB_ATTR(prefetch_enabled);
+N2L_COUNTER_ATTR(prefetched_slots, F_PREFETCHED);
+N2L_COUNTER_ATTR(prefetch_hits, F_PREFETCH_HITS);
+N2L_RATIO_ATTR(read_prefetch_ratio, F_READ_PREFETCH_RATIO);
+N2L_RATIO_ATTR(read_parallelism, F_READ_PARALLELISM);
+N2L_MEDIUM_ATTR(netram_reads_inflight, N2L_NETRAM, F_READS_INFLIGHT);
+N2L_MEDIUM_ATTR(flash_reads_inflight, N2L_FLASH, F_READS_INFLIGHT);
+N2L_MEDIUM_ATTR(disk_reads_inflight, N2L_DISK, F_READS_INFLIGHT);
+N2L_MEDIUM_ATTR(netram_moved_in, N2L_NETRAM, F_MOVED_IN);
+N2L_MEDIUM_ATTR(netram_moved_out, N2L_NETRAM, F_MOVED_OUT);
+N2L_MEDIUM_ATTR(flash_moved_in, N2L_FLASH, F_MOVED_IN);
+N2L_MEDIUM_ATTR(flash_moved_out, N2L_FLASH, F_MOVED_OUT);
+N2L_MEDIUM_ATTR(disk_moved_in, N2L_DISK, F_MOVED_IN);
+N2L_MEDIUM_ATTR(disk_moved_out, N2L_DISK, F_MOVED_OUT);
 
 static struct attribute *n2l_attrs[] = {
 	&n2l_attr_placement_policy.attr,
@@ -206,6 +404,33 @@ static struct attribute *n2l_attrs[] = {
 	&n2l_attr_discarded_slots.attr,
 	&n2l_attr_zero_reads.attr,
 	&n2l_attr_dropped_writes.attr,
+	&n2l_attr_slow_writes.attr,
+	&n2l_attr_slow_reads.attr,
+	&n2l_attr_failed_reads.attr,
+	&n2l_attr_moved_pages.attr,
+	&n2l_attr_returned_pages.attr,
+	&n2l_attr_lost_slots.attr,
+	&n2l_attr_servers.attr,
+	&n2l_attr_netram_timeout_ms.attr,
+	&n2l_attr_netram_dead_after_ms.attr,
+	&n2l_attr_prefetch_policy.attr,
+	&n2l_attr_prefetch_interval_ms.attr,
+	&n2l_attr_prefetch_amount.attr,
+	&n2l_attr_prefetch_amount_mode.attr,
+	&n2l_attr_prefetch_enabled.attr,
+	&n2l_attr_prefetched_slots.attr,
+	&n2l_attr_prefetch_hits.attr,
+	&n2l_attr_read_prefetch_ratio.attr,
+	&n2l_attr_read_parallelism.attr,
+	&n2l_attr_netram_reads_inflight.attr,
+	&n2l_attr_flash_reads_inflight.attr,
+	&n2l_attr_disk_reads_inflight.attr,
+	&n2l_attr_netram_moved_in.attr,
+	&n2l_attr_netram_moved_out.attr,
+	&n2l_attr_flash_moved_in.attr,
+	&n2l_attr_flash_moved_out.attr,
+	&n2l_attr_disk_moved_in.attr,
+	&n2l_attr_disk_moved_out.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(n2l);

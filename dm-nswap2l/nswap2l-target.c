@@ -10,6 +10,9 @@
 #include "nswap2l.h"
 #include "n2l-policies.h"
 
+#define CREATE_TRACE_POINTS
+#include "nswap2l-trace.h"
+
 static struct n2l_target *to_target(struct dm_target *ti)
 {
 	return ti->private;
@@ -22,18 +25,78 @@ static const char *dev_name_or_dash(struct dm_dev *d)
 
 /*----------------------------------------------------------------*/
 
+/* Pages the servers donate in all, as they last said. */
+static u64 netram_capacity(struct n2l_store *s)
+{
+	struct n2l_server *srv;
+	unsigned int i;
+	u64 cap = 0;
+
+	mutex_lock(&s->config_lock);
+	for (i = 0; i < N2L_MAX_SERVERS; i++) {
+		srv = s->netram.servers[i];
+		if (srv && srv->state != N2L_SRV_DEAD)
+			cap += READ_ONCE(srv->capacity);
+	}
+	mutex_unlock(&s->config_lock);
+	return cap;
+}
+
 static void emit_medium(struct n2l_store *s, enum n2l_medium m, u32 held,
-			char *result, unsigned int maxlen, size_t *szp)
+			u64 capacity, char *result, unsigned int maxlen,
+			size_t *szp)
 {
 	struct n2l_medium_stats *st = &s->media[m].stats;
 	size_t sz = *szp;
 
-	DMEMIT(" %s %u/%u %llu %llu %llu %llu", n2l_medium_name(m), held,
-	       s->media[m].alloc.nr_blocks,
+	DMEMIT(" %s %u/%llu %llu %llu %llu %llu", n2l_medium_name(m), held,
+	       (unsigned long long)capacity,
 	       (unsigned long long)atomic64_read(&st->reads),
 	       (unsigned long long)atomic64_read(&st->writes),
 	       (unsigned long long)atomic64_read(&st->read_sectors),
 	       (unsigned long long)atomic64_read(&st->write_sectors));
+	*szp = sz;
+}
+
+/* "<x>.<xxx>": @num / @den to three decimals, 0 when @den is. */
+static void emit_ratio(u64 num, u64 den, char *result, unsigned int maxlen,
+		       size_t *szp)
+{
+	u64 milli = n2l_milli(num, den);
+	size_t sz = *szp;
+
+	DMEMIT(" %llu.%03llu", (unsigned long long)div_u64(milli, 1000),
+	       (unsigned long long)(milli % 1000));
+	*szp = sz;
+}
+
+/*
+ * The migration engine: "<policy> <#args> [<key> <value>]* <prefetched>
+ * <prefetch hits> <read/prefetch ratio> <read parallelism>
+ * <reads in flight> x3 <moved in> <moved out> x3" (per medium).
+ */
+static void status_prefetch(struct n2l_target *t, char *result,
+			    unsigned int maxlen, size_t *szp)
+{
+	struct n2l_store *s = t->store;
+	struct n2l_stats *st = &s->stats;
+	size_t sz = *szp;
+	enum n2l_medium m;
+
+	DMEMIT(" ");
+	sz += n2l_emit_prefetch(t, result + sz, maxlen - sz);
+	DMEMIT(" %llu %llu", (unsigned long long)atomic64_read(&st->prefetched),
+	       (unsigned long long)atomic64_read(&st->prefetch_hits));
+	emit_ratio(atomic64_read(&st->prefetch_hits),
+		   atomic64_read(&st->prefetched), result, maxlen, &sz);
+	emit_ratio(atomic64_read(&st->read_parallel),
+		   atomic64_read(&st->read_issues), result, maxlen, &sz);
+	for_each_medium(m)
+		DMEMIT(" %d", atomic_read(&s->media[m].stats.reads_inflight));
+	for_each_medium(m)
+		DMEMIT(" %llu %llu",
+		       (unsigned long long)atomic64_read(&s->media[m].stats.moved_in),
+		       (unsigned long long)atomic64_read(&s->media[m].stats.moved_out));
 	*szp = sz;
 }
 
@@ -45,6 +108,13 @@ static void emit_medium(struct n2l_store *s, enum n2l_medium m, u32 held,
  *   disk   <held>/<capacity> <reads> <writes> <read sectors> <write sectors>
  *   <nospc errors> <discarded slots> <zero-filled reads> <dropped writes>
  *   <placement policy> <#args> [<key> <value>]*
+ *   <#servers> [<host:port> <state> <held> <free pages> <capacity>]*
+ *   <lost slots> <failed reads> <slow writes> <slow reads>
+ *   <pages moved by servers> <pages handed back by servers>
+ *   <prefetch policy> <#args> [<key> <value>]*
+ *   <prefetched slots> <prefetch hits> <read/prefetch ratio>
+ *   <read parallelism> <reads in flight: netram flash disk>
+ *   <moved in> <moved out> (netram, flash, disk)
  *
  * TABLE: the line that recreates the device with its current policies.
  */
@@ -52,7 +122,7 @@ static void status_info(struct n2l_target *t, char *result,
 			unsigned int maxlen)
 {
 	struct n2l_store *s = t->store;
-	u32 held[N2L_NR_MEDIA], mapped = 0;
+	u32 held[N2L_NR_MEDIA], mapped = 0, lost;
 	enum n2l_medium m;
 	size_t sz = 0;
 
@@ -61,17 +131,30 @@ static void status_info(struct n2l_target *t, char *result,
 		held[m] = s->media[m].held;
 		mapped += held[m];
 	}
+	lost = __n2l_lost_slots(s);
 	spin_unlock_irq(&s->lock);
 
 	DMEMIT("%u %u/%u", N2L_SLOT_SECTORS, mapped, n2l_nr_slots(s));
-	for_each_medium(m)
-		emit_medium(s, m, held[m], result, maxlen, &sz);
+	for_each_medium(m) {
+		/* Network RAM capacity is what the servers donate. */
+		emit_medium(s, m, held[m], m == N2L_NETRAM ? netram_capacity(s) :
+			    s->media[m].alloc.nr_blocks, result, maxlen, &sz);
+	}
 	DMEMIT(" %llu %llu %llu %llu ",
 	       (unsigned long long)atomic64_read(&s->stats.nospc),
 	       (unsigned long long)atomic64_read(&s->stats.discarded),
 	       (unsigned long long)atomic64_read(&s->stats.zero_reads),
 	       (unsigned long long)atomic64_read(&s->stats.dropped));
-	n2l_emit_placement(t, result + sz, maxlen - sz);
+	sz += n2l_emit_placement(t, result + sz, maxlen - sz);
+	DMEMIT(" ");
+	sz += n2l_emit_servers(s, result + sz, maxlen - sz, false);
+	DMEMIT(" %u %llu %llu %llu %llu %llu", lost,
+	       (unsigned long long)atomic64_read(&s->netram.failed_reads),
+	       (unsigned long long)atomic64_read(&s->stats.slow_writes),
+	       (unsigned long long)atomic64_read(&s->stats.slow_reads),
+	       (unsigned long long)atomic64_read(&s->netram.moved_pages),
+	       (unsigned long long)atomic64_read(&s->netram.returned_pages));
+	status_prefetch(t, result, maxlen, &sz);
 }
 
 static void status_table(struct n2l_target *t, char *result,
@@ -82,23 +165,34 @@ static void status_table(struct n2l_target *t, char *result,
 	DMEMIT("%s %s %u ", dev_name_or_dash(t->flash),
 	       dev_name_or_dash(t->disk), N2L_SLOT_SECTORS);
 	DMEMIT(t->discard_passdown ? "0 " : "1 no_discard_passdown ");
-	DMEMIT("0 ");
+	if (t->applied) {
+		sz += n2l_emit_servers(t->store, result + sz, maxlen - sz, true);
+	} else {
+		unsigned int i;
+
+		DMEMIT("%u", t->nr_servers);
+		for (i = 0; i < t->nr_servers; i++)
+			DMEMIT(" %s", t->servers[i]);
+	}
+	DMEMIT(" ");
 	sz += n2l_emit_placement(t, result + sz, maxlen - sz);
-	DMEMIT(" none 0");
+	DMEMIT(" ");
+	sz += n2l_emit_prefetch(t, result + sz, maxlen - sz);
 }
 
 static void status_ima(struct dm_target *ti, char *result, unsigned int maxlen)
 {
 	struct n2l_target *t = to_target(ti);
-	char placement[32];
+	char placement[32], prefetch[32];
 	size_t sz = 0;
 
 	n2l_placement_name(t, placement, sizeof(placement));
+	n2l_prefetch_name(t, prefetch, sizeof(prefetch));
 	DMEMIT_TARGET_NAME_VERSION(ti->type);
-	DMEMIT(",flash=%s,disk=%s,slot_sectors=%u,discard_passdown=%c,servers=0",
+	DMEMIT(",flash=%s,disk=%s,slot_sectors=%u,discard_passdown=%c,servers=%u",
 	       dev_name_or_dash(t->flash), dev_name_or_dash(t->disk),
-	       N2L_SLOT_SECTORS, t->discard_passdown ? 'y' : 'n');
-	DMEMIT(",placement=%s,prefetch=none;", placement);
+	       N2L_SLOT_SECTORS, t->discard_passdown ? 'y' : 'n', t->nr_servers);
+	DMEMIT(",placement=%s,prefetch=%s;", placement, prefetch);
 }
 
 static void n2l_status(struct dm_target *ti, status_type_t type,
@@ -124,6 +218,10 @@ static void n2l_status(struct dm_target *ti, status_type_t type,
  * Messages:
  *   clear_stats
  *   placement <name> [<key> <value>]*
+ *   prefetch <name> [<key> <value>]*
+ *   add_server <host:port>
+ *   remove_server <host:port>
+ *   set <knob> <value>
  */
 static int n2l_message(struct dm_target *ti, unsigned int argc, char **argv,
 		       char *result, unsigned int maxlen)
@@ -136,15 +234,24 @@ static int n2l_message(struct dm_target *ti, unsigned int argc, char **argv,
 		n2l_store_clear_stats(s);
 		return 0;
 	}
-	if (argc >= 2 && !strcasecmp(argv[0], "placement")) {
+	if (argc >= 2 && !strcasecmp(argv[0], "placement"))
 		r = n2l_set_placement(s, argc - 1, argv + 1, &error);
-		if (r)
-			DMERR("%s: placement: %s", dm_device_name(s->md), error);
-		return r;
+	else if (argc >= 2 && !strcasecmp(argv[0], "prefetch"))
+		r = n2l_set_prefetch(s, argc - 1, argv + 1, &error);
+	else if (argc == 2 && !strcasecmp(argv[0], "add_server"))
+		r = n2l_add_server(s, argv[1], &error);
+	else if (argc == 2 && !strcasecmp(argv[0], "remove_server"))
+		r = n2l_remove_server(s, argv[1], &error);
+	else if (argc == 3 && !strcasecmp(argv[0], "set"))
+		r = n2l_set_knob(s, argv[1], argv[2], &error);
+	else {
+		DMERR("%s: Unsupported message '%s' with %u arguments",
+		      dm_device_name(s->md), argc ? argv[0] : "", argc);
+		return -EINVAL;
 	}
-	DMERR("%s: Unsupported message '%s' with %u arguments",
-	      dm_device_name(s->md), argc ? argv[0] : "", argc);
-	return -EINVAL;
+	if (r)
+		DMERR("%s: %s: %s", dm_device_name(s->md), argv[0], error);
+	return r;
 }
 
 /*----------------------------------------------------------------*/
@@ -186,11 +293,18 @@ static int n2l_preresume(struct dm_target *ti)
 	return 0;
 }
 
+/* Background migration stops while the device is suspended. */
+static void n2l_postsuspend(struct dm_target *ti)
+{
+	n2l_mig_stop(to_target(ti)->store);
+}
+
 static void n2l_resume(struct dm_target *ti)
 {
 	struct n2l_store *s = to_target(ti)->store;
 	int r;
 
+	n2l_mig_start(s);
 	/* The disk's sysfs node exists only once the first table is live. */
 	r = n2l_sysfs_add(s);
 	if (r)
@@ -206,6 +320,7 @@ static struct target_type n2l_target_type = {
 	.dtr = n2l_dtr,
 	.map = n2l_map,
 	.end_io = n2l_end_io,
+	.postsuspend = n2l_postsuspend,
 	.preresume = n2l_preresume,
 	.resume = n2l_resume,
 	.status = n2l_status,

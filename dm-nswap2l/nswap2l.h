@@ -22,6 +22,7 @@
 #include <linux/workqueue.h>
 
 #include "n2l-policy.h"
+#include "netram.h"
 #include "runalloc.h"
 #include "slotmap.h"
 
@@ -37,6 +38,8 @@ struct n2l_medium_stats {
 	atomic64_t writes;
 	atomic64_t read_sectors;
 	atomic64_t write_sectors;
+	atomic64_t moved_in, moved_out;	/* slots moved between media */
+	atomic_t reads_inflight;	/* foreground reads, not counters */
 };
 
 struct n2l_medium_dev {
@@ -71,11 +74,54 @@ struct n2l_stats {
 	atomic64_t discarded;		/* slots unmapped by discards */
 	atomic64_t zero_reads;		/* slots read that held no data */
 	atomic64_t dropped;		/* writes superseded before they landed */
+	atomic64_t slow_writes;		/* writes Network RAM refused, placed again */
+	atomic64_t slow_reads;		/* reads of slots that moved meanwhile */
+	atomic64_t read_issues;		/* reads sent to a medium */
+	atomic64_t read_parallel;	/* sum of reads in flight at each issue */
+	atomic64_t prefetched;		/* slots moved by the migration engine */
+	atomic64_t prefetch_hits;	/* first reads of prefetched slots */
+};
+
+enum n2l_amount_mode {
+	N2L_AMOUNT_SWAPOUTS,	/* percent of the slots written since the last run */
+	N2L_AMOUNT_FIXED,	/* slots per run */
+	N2L_AMOUNT_NETRAM,	/* percent of the slots on Network RAM */
+};
+
+/* What the table line and the knobs say about the migration engine. */
+struct n2l_mig_knobs {
+	unsigned int interval_ms;	/* between runs */
+	unsigned int amount;		/* percent or slots, per amount_mode */
+	unsigned int amount_mode;	/* enum n2l_amount_mode */
+	unsigned int enabled;		/* 0 or 1 */
+};
+
+/*
+ * The migration engine (nswap2l-migrate.c). Knobs are written under the
+ * store's config_lock and read without it.
+ */
+struct n2l_mig {
+	struct n2l_mig_knobs knobs;
+
+	/* The policy, and one being filled in for a switch: under lock. */
+	struct n2l_prefetch *policy;
+	struct n2l_prefetch *next;
+	u32 next_cursor;		/* next has learned the slots below */
+
+	atomic64_t swapouts;		/* slots written since the last run */
+	bool running;			/* under lock: resumed, the worker runs */
+	struct workqueue_struct *wq;
+	struct delayed_work work;
+	/* The worker's own. */
+	n2l_slot_t *victims;
+	struct n2l_mig_run *runs;
+	struct bio *buf;		/* N2L_MAX_PAGES pages */
 };
 
 struct n2l_store {
 	struct list_head list;		/* in the table of stores */
 	struct mapped_device *md;
+	dev_t devt;			/* in trace events */
 	unsigned int refs;		/* under the stores mutex */
 	struct dm_table *claimed_by;	/* newest table holding the store */
 
@@ -97,6 +143,17 @@ struct n2l_store {
 	struct workqueue_struct *wq;
 	struct work_struct worker;
 	struct bio_list deferred;	/* under lock */
+
+	/* Slow paths: bios that need synchronous sub-I/O (nswap2l-slow.c). */
+	struct n2l_slow {
+		struct n2l_store *store;
+		struct bio_list bios;		/* under the store's lock */
+		struct work_struct work;
+	} slow_writes, slow_reads;
+	struct bio_set bs;		/* clones for sub-I/O */
+
+	struct n2l_netram netram;
+	struct n2l_mig mig;
 
 	/* Serialises runtime reconfiguration (messages, sysfs). */
 	struct mutex config_lock;
@@ -120,9 +177,13 @@ struct n2l_io {
 	u8 gen;
 	n2l_slot_t slot;	/* first slot */
 	u32 nr;			/* slots */
-	n2l_blk_t blk;		/* first block (N2L_IO_WRITE_NEW) */
-	u32 version;		/* stamped on every slot (N2L_IO_WRITE_NEW) */
+	n2l_blk_t blk;		/* first block, or the server on Network RAM */
+	u32 version;		/* stamped (writes); of the copy (netram reads) */
+	unsigned long since;	/* jiffies: deferred while no medium is up */
+	struct n2l_netreq net;	/* the request, on Network RAM */
 };
+
+#define N2L_TABLE_SERVERS	32
 
 /* One table's instance of the target; several may share a store. */
 struct n2l_target {
@@ -131,8 +192,12 @@ struct n2l_target {
 	struct dm_dev *flash;		/* NULL for "-" */
 	struct dm_dev *disk;		/* NULL for "-" */
 	bool discard_passdown;
+	unsigned int nr_servers;
+	char servers[N2L_TABLE_SERVERS][N2L_ADDR_LEN];
 	/* Set at construction, applied to the store at first resume. */
 	struct n2l_placement *placement;
+	struct n2l_prefetch *prefetch;
+	struct n2l_mig_knobs knobs;
 	bool applied;
 };
 
@@ -153,15 +218,84 @@ bool __n2l_version_take(struct n2l_store *s, u32 *version);
 void n2l_version_put(struct n2l_store *s, u32 version);
 
 /* nswap2l-io.c */
+void __n2l_held_add(struct n2l_store *s, sme_t e, int delta);
+void __n2l_media_free(struct n2l_store *s, u32 *free, u64 avoid);
+enum n2l_medium __n2l_choose(struct n2l_store *s, sme_t e, u32 pages,
+			     u64 avoid, int *server);
+void n2l_install(struct n2l_store *s, struct n2l_io *io, bool ok);
+void __n2l_free_copy(struct n2l_store *s, n2l_slot_t slot, sme_t e);
 int n2l_map(struct dm_target *ti, struct bio *bio);
 int n2l_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
 void n2l_worker(struct work_struct *w);
+
+/* nswap2l-slow.c */
+void n2l_slow_write(struct n2l_store *s, struct bio *bio);
+void n2l_slow_read(struct n2l_store *s, struct bio *bio);
+void n2l_slow_init(struct n2l_store *s);
+
+/* Slots leaving one Network RAM copy, their data in hand (n2l_move_out). */
+struct n2l_move {
+	n2l_slot_t first;
+	u32 nr;
+	u32 src_loc;		/* the copy they leave */
+	struct bio *data;	/* their pages, from the first on */
+	u64 avoid;		/* servers not to move to */
+	enum n2l_medium only;	/* N2L_NONE: wherever placement says */
+	unsigned int flags;	/* set on the entries of moved slots */
+	u32 moved;		/* out: slots that moved */
+};
+
+int n2l_move_out(struct n2l_store *s, struct n2l_move *mv);
+struct bio *n2l_alloc_buffer(u32 pages);
+void n2l_free_buffer(struct bio *bio);
+int n2l_netram_sync(struct n2l_store *s, struct bio *data, u32 first, u32 n,
+		    u32 server, u8 op, u32 key, u32 vers);
+
+/* nswap2l-migrate.c */
+extern const struct n2l_mig_knobs n2l_mig_defaults;
+int n2l_mig_init(struct n2l_store *s);
+void n2l_mig_exit(struct n2l_store *s);
+void n2l_mig_start(struct n2l_store *s);
+void n2l_mig_stop(struct n2l_store *s);
+void n2l_mig_kick(struct n2l_store *s);
+void n2l_mig_apply(struct n2l_store *s, struct n2l_prefetch *p,
+		   const struct n2l_mig_knobs *mk);
+void __n2l_pf_write(struct n2l_store *s, n2l_slot_t slot, enum n2l_medium m);
+void __n2l_pf_free(struct n2l_store *s, n2l_slot_t slot);
+void __n2l_pf_read(struct n2l_store *s, n2l_slot_t first, u32 nr,
+		   enum n2l_medium m);
+struct n2l_prefetch *n2l_prefetch_create(unsigned int argc, char **argv,
+					 u32 nr_slots, bool have_flash,
+					 struct n2l_mig_knobs *mk,
+					 char **error);
+void n2l_prefetch_destroy(struct n2l_prefetch *p);
+int n2l_set_prefetch(struct n2l_store *s, unsigned int argc, char **argv,
+		     char **error);
+int n2l_emit_mig_args(const struct n2l_mig_knobs *mk, char *buf, size_t len);
 
 /* nswap2l-control.c: what messages and sysfs stores call */
 int n2l_set_placement(struct n2l_store *s, unsigned int argc, char **argv,
 		      char **error);
 int n2l_emit_placement(struct n2l_target *t, char *buf, size_t len);
+int n2l_add_server(struct n2l_store *s, const char *name, char **error);
+int n2l_remove_server(struct n2l_store *s, const char *name, char **error);
+struct n2l_knob;
+const struct n2l_knob *n2l_find_knob(const char *name);
+bool n2l_knob_is_mig(const struct n2l_knob *k);
+unsigned int *n2l_mig_knob_ptr(struct n2l_mig_knobs *mk,
+			       const struct n2l_knob *k);
+int n2l_knob_parse(const struct n2l_knob *k, const char *value,
+		   unsigned int *v, char **error);
+int n2l_mig_knobs_check(const struct n2l_mig_knobs *mk, char **error);
+int n2l_set_knob(struct n2l_store *s, const char *knob, const char *value,
+		 char **error);
+int n2l_show_knob(struct n2l_store *s, const char *name, char *buf,
+		  size_t len, bool all);
+int n2l_emit_servers(struct n2l_store *s, char *buf, size_t len, bool table);
+u32 __n2l_lost_slots(struct n2l_store *s);
 void n2l_placement_name(struct n2l_target *t, char *buf, size_t len);
+int n2l_emit_prefetch(struct n2l_target *t, char *buf, size_t len);
+void n2l_prefetch_name(struct n2l_target *t, char *buf, size_t len);
 
 /* nswap2l-sysfs.c */
 int n2l_sysfs_add(struct n2l_store *s);
@@ -183,6 +317,12 @@ static inline struct n2l_medium_dev *n2l_medium(struct n2l_store *s,
 static inline u32 n2l_nr_slots(struct n2l_store *s)
 {
 	return s->map.nr_slots;
+}
+
+/* @num / @den in thousandths (0 when @den is), printed as "%llu.%03llu". */
+static inline u64 n2l_milli(u64 num, u64 den)
+{
+	return den ? div64_u64(num * 1000, den) : 0;
 }
 
 #endif /* N2L_NSWAP2L_H */

@@ -23,12 +23,16 @@ void slotmap_exit(struct slotmap *m)
 
 /*
  * Whether @next can be read in the same request as @prev, the entry of the
- * slot just before it: same medium, and the next block on a block medium.
+ * slot just before it: same medium, and the next block on a block medium;
+ * on Network RAM, the same server and the same write's copy, since one
+ * GET carries one version.
  */
 static bool sme_follows(sme_t prev, sme_t next)
 {
 	if (sme_medium(prev) != sme_medium(next))
 		return false;
+	if (sme_medium(next) == N2L_NETRAM)
+		return sme_loc(next) == sme_loc(prev);
 	return sme_loc(next) == sme_loc(prev) + 1;
 }
 

@@ -9,7 +9,9 @@
  *                when it is mapped, so that work started earlier (a write
  *                to a new location, a migration) can tell at completion
  *                whether it is still the newest and may install itself
- *   bits 32..63  location on the medium (a block index on block media)
+ *   bits 32..63  location on the medium: a block index on block media;
+ *                on Network RAM the server (low 6 bits) and the version
+ *                of the copy it holds (high 26 bits)
  *
  * The map does no locking; the target serialises access with its lock.
  */
@@ -81,6 +83,25 @@ static inline sme_t sme_bump(sme_t e)
 {
 	return sme_make(sme_medium(e), sme_loc(e), sme_version(e) + 1,
 			sme_flags(e));
+}
+
+/* Network RAM locations: which server, and which write's copy it holds. */
+#define SME_SERVER_BITS		6
+#define SME_MAX_SERVERS		(1U << SME_SERVER_BITS)
+
+static inline u32 sme_netram_loc(u32 server, u32 version)
+{
+	return (version << SME_SERVER_BITS) | server;
+}
+
+static inline u32 sme_netram_server(u32 loc)
+{
+	return loc & (SME_MAX_SERVERS - 1);
+}
+
+static inline u32 sme_netram_version(u32 loc)
+{
+	return loc >> SME_SERVER_BITS;
 }
 
 static inline sme_t slotmap_get(const struct slotmap *m, n2l_slot_t s)

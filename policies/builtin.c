@@ -4,6 +4,11 @@
 
 static struct n2l_policy_type *const builtin[] = {
 	&n2l_placement_netram_first.base,
+	&n2l_prefetch_none.base,
+	&n2l_prefetch_rr.base,
+	&n2l_prefetch_random.base,
+	&n2l_prefetch_lrs.base,
+	&n2l_prefetch_mrs.base,
 };
 
 void n2l_builtin_policies_unregister(void)

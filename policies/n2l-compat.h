@@ -20,6 +20,7 @@
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
@@ -27,6 +28,8 @@
 
 #define n2l_zalloc(size)	kvzalloc((size), GFP_KERNEL)
 #define n2l_free(p)		kvfree(p)
+
+#define n2l_random_u32()	get_random_u32()
 
 #define N2L_DEFINE_LOCK(name)	DEFINE_SPINLOCK(name)
 #define n2l_lock(l)		spin_lock(l)

@@ -6,6 +6,11 @@
 #include "n2l-policy.h"
 
 extern struct n2l_placement_type n2l_placement_netram_first;
+extern struct n2l_prefetch_type n2l_prefetch_none;
+extern struct n2l_prefetch_type n2l_prefetch_rr;
+extern struct n2l_prefetch_type n2l_prefetch_random;
+extern struct n2l_prefetch_type n2l_prefetch_lrs;
+extern struct n2l_prefetch_type n2l_prefetch_mrs;
 
 int n2l_builtin_policies_register(void);
 void n2l_builtin_policies_unregister(void);

@@ -85,4 +85,61 @@ to_placement_type(struct n2l_policy_type *t)
 	return container_of(t, struct n2l_placement_type, base);
 }
 
+/*----------------------------------------------------------------*/
+
+/*
+ * A prefetch policy picks the slots on Network RAM that the migration
+ * engine moves to Flash. It learns where slots are from the on_*()
+ * events and keeps its own bookkeeping, in O(1) or O(log n) per event and
+ * memory bounded by the number of slots of the device. The target does
+ * the moving; a slot it moves, or finds changed, is reported through the
+ * same events.
+ *
+ * The candidates are the slots whose last event was on_write() with
+ * N2L_NETRAM: a slot leaves them with on_write() to another medium or
+ * with on_free().
+ */
+struct n2l_prefetch;
+
+struct n2l_prefetch_type {
+	struct n2l_policy_type base;
+
+	/* May sleep. @nr_slots: slots of the device. NULL on failure. */
+	struct n2l_prefetch *(*create)(u32 nr_slots);
+	void (*destroy)(struct n2l_prefetch *p);
+
+	/* A write of @slot (a swap-out) landed on @m. */
+	void (*on_write)(struct n2l_prefetch *p, n2l_slot_t slot,
+			 enum n2l_medium m);
+
+	/* Optional. A read of @slot was served from @m. */
+	void (*on_read)(struct n2l_prefetch *p, n2l_slot_t slot,
+			enum n2l_medium m);
+
+	/*
+	 * @slot left its medium without a write: discarded, moved to Flash
+	 * by the engine, or handed back by a server and placed elsewhere.
+	 */
+	void (*on_free)(struct n2l_prefetch *p, n2l_slot_t slot);
+
+	/*
+	 * Up to @n candidates to move, best first, into @victims; returns
+	 * how many. Selecting does not remove a slot: the engine reports
+	 * what became of it. A slot the engine could not move is reported
+	 * with on_write(..., N2L_NETRAM) again, so that it does not come
+	 * back at once.
+	 */
+	u32 (*select)(struct n2l_prefetch *p, n2l_slot_t *victims, u32 n);
+};
+
+struct n2l_prefetch {
+	struct n2l_prefetch_type *type;
+};
+
+static inline struct n2l_prefetch_type *
+to_prefetch_type(struct n2l_policy_type *t)
+{
+	return container_of(t, struct n2l_prefetch_type, base);
+}
+
 #endif /* N2L_POLICY_H */

@@ -67,3 +67,24 @@ TEST(slotmap_contiguous_runs_stop_at_gaps_and_media)
 	CHECK_EQ(slotmap_unmapped_run(&m, to_slot(6), 16), 9);
 	slotmap_exit(&m);
 }
+
+TEST(slotmap_netram_runs_share_server_and_version)
+{
+	struct slotmap m;
+	u32 a = sme_netram_loc(3, 77), b = sme_netram_loc(4, 77);
+
+	CHECK_EQ(sme_netram_server(a), 3);
+	CHECK_EQ(sme_netram_version(a), 77);
+	CHECK_EQ(sme_netram_version(sme_netram_loc(63, SME_VERSION_MASK)),
+		 SME_VERSION_MASK);
+	slotmap_init(&m, 8);
+	slotmap_set(&m, to_slot(0), sme_make(N2L_NETRAM, a, 77, 0));
+	slotmap_set(&m, to_slot(1), sme_make(N2L_NETRAM, a, 77, 0));
+	slotmap_set(&m, to_slot(2), sme_make(N2L_NETRAM, a, 90, 0));
+	slotmap_set(&m, to_slot(3), sme_make(N2L_NETRAM, b, 77, 0));
+	slotmap_set(&m, to_slot(4), sme_make(N2L_NETRAM, sme_netram_loc(4, 78), 78, 0));
+	/* the entry version may run ahead of the copy (a write in flight) */
+	CHECK_EQ(slotmap_contiguous(&m, to_slot(0), 8), 3);
+	CHECK_EQ(slotmap_contiguous(&m, to_slot(3), 8), 1);
+	slotmap_exit(&m);
+}

@@ -15,10 +15,7 @@ import n2l
 @pytest.fixture(scope="session", autouse=True)
 def kernel_modules():
     assert os.path.exists(n2l.MODULE), "build the module first (make module)"
-    n2l.sh("modprobe dm-mod")
-    n2l.load_null_blk()
-    if "nswap2l" not in n2l.sh("lsmod"):
-        n2l.sh(f"insmod {n2l.MODULE}")
+    n2l.load_modules()
     n2l.dmesg_new()
     yield
 
@@ -41,6 +38,7 @@ class Lab:
     def __init__(self):
         self.devices = []
         self.media = []
+        self.servers = []
 
     def nullb(self, size_mb, **kw):
         m = n2l.NullBlk(size_mb, **kw)
@@ -53,6 +51,12 @@ class Lab:
     def disk(self, size_mb, **kw):
         return self.nullb(size_mb, **kw)
 
+    def server(self, kind="nswapd", args=(), **kw):
+        """A page server on a link of its own (see n2l.page_server)."""
+        srv = n2l.page_server(len(self.servers) + 1, kind, args, **kw)
+        self.servers.append(srv)
+        return srv
+
     def device(self, name, table):
         d = n2l.Device(name, table)
         self.devices.append(d)
@@ -64,6 +68,9 @@ class Lab:
             d.remove()
         for m in reversed(self.media):
             m.remove()
+        for srv in self.servers:
+            srv.stop(9, timeout=10)
+            srv.link.remove()
 
 
 @pytest.fixture

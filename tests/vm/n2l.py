@@ -7,37 +7,18 @@ itself so that one test's leftovers cannot make another pass or fail.
 """
 import os
 import re
-import subprocess
 import sys
-import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MODULE = os.path.join(REPO, "nswap2l.ko")
-TOOLS = os.path.join(REPO, "build", "tools")
-NULLB = "/sys/kernel/config/nullb"
-SLOT = 4096
 sys.path.insert(0, os.path.join(REPO, "userspace", "pylib"))
+# The lab itself (media, links, servers, devices) is shared with the demo
+# and the benchmarks.
+from n2llab import (MODULE, TOOLS, CommandError, Device, Link, NullBlk,  # noqa: E402,F401
+                    Process, load_modules, remote_link, run, sh, wait_for)
 from nswap2l import MEDIA, parse_status, table_line  # noqa: E402,F401
 
-
-class CommandError(Exception):
-    pass
-
-
-def sh(cmd, check=True, timeout=600, input=None):
-    """Run a shell command; return its stdout. Raise with stderr on failure."""
-    p = subprocess.run(cmd, shell=True, capture_output=True, text=True,
-                       timeout=timeout, input=input)
-    if check and p.returncode != 0:
-        raise CommandError(f"{cmd!r} exited {p.returncode}\nstdout: {p.stdout}\n"
-                           f"stderr: {p.stderr}")
-    return p.stdout
-
-
-def run(cmd, timeout=600):
-    """Run a shell command; return the CompletedProcess, never raise."""
-    return subprocess.run(cmd, shell=True, capture_output=True, text=True,
-                          timeout=timeout)
+SLOT = 4096
+EVIL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "evil_server.py")
 
 
 _kmsg_seq = [-1]
@@ -82,115 +63,23 @@ def kernel_problems(lines):
 
 
 # ----------------------------------------------------------------------------
-# Media
-
-_nullb_index = [0]
+# Page servers and data patterns
 
 
-class NullBlk:
-    """A memory-backed null_blk device made through configfs.
-
-    discard=True gives discard support (what TRIM pass-down needs);
-    latency_ns, if set, delays every completion by that much (a Flash
-    profile); mbps throttles bandwidth; cache_mb emulates a volatile write
-    cache, so that flushes and FUA reach the driver.
-    """
-
-    def __init__(self, size_mb, discard=False, latency_ns=0, mbps=0,
-                 memory_backed=True, cache_mb=0, blocksize=4096):
-        _nullb_index[0] += 1
-        self.name = f"n2lt{_nullb_index[0]}"
-        self.dir = os.path.join(NULLB, self.name)
-        os.mkdir(self.dir)
-        self._set("size", size_mb)
-        self._set("blocksize", blocksize)
-        self._set("memory_backed", int(memory_backed))
-        self._set("discard", int(discard))
-        if latency_ns:
-            self._set("irqmode", 2)
-            self._set("completion_nsec", latency_ns)
-        if mbps:
-            self._set("mbps", mbps)
-        if cache_mb:
-            self._set("cache_size", cache_mb)
-        self._set("power", 1)
-        # Since 5.19 a configfs null_blk disk is named after its directory.
-        self.path = f"/dev/{self.name}"
-        self.sysname = self.name
-        for _ in range(100):
-            if os.path.exists(self.path):
-                break
-            time.sleep(0.05)
-        else:
-            raise CommandError(f"{self.path} did not appear")
-        self.size_mb = size_mb
-
-    def _set(self, attr, value):
-        with open(os.path.join(self.dir, attr), "w") as f:
-            f.write(f"{value}\n")
-
-    def stat(self):
-        """/sys/block/<dev>/stat as a dict of the fields we use."""
-        f = [int(x) for x in open(f"/sys/block/{self.sysname}/stat").read().split()]
-        return {"reads": f[0], "writes": f[4], "discards": f[11],
-                "discard_sectors": f[13], "flushes": f[15] if len(f) > 15 else 0}
-
-    def remove(self):
-        if os.path.isdir(self.dir):
-            self._set("power", 0)
-            os.rmdir(self.dir)
-
-
-def load_null_blk():
-    # Loading null_blk loads configfs, which makes the mount point.
-    sh("modprobe null_blk nr_devices=0")
-    if not os.path.ismount("/sys/kernel/config"):
-        sh("mount -t configfs none /sys/kernel/config")
-
-
-# ----------------------------------------------------------------------------
-# nswap2l devices
-
-
-class Device:
-    """An nswap2l device made with dmsetup create; removed by remove()."""
-
-    def __init__(self, name, table):
-        self.name = name
-        self.path = f"/dev/mapper/{name}"
-        sh(f"dmsetup create {name} --table '{table}'")
-        self.minor = int(sh(f"dmsetup info -c --noheadings -o minor {name}").strip())
-        self.sysfs = f"/sys/block/dm-{self.minor}/nswap2l"
-
-    def status(self):
-        return parse_status(sh(f"dmsetup status {self.name}").strip())
-
-    def table(self):
-        return sh(f"dmsetup table {self.name}").strip()
-
-    def message(self, *words, check=True):
-        return run(f"dmsetup message {self.name} 0 " + " ".join(words)) \
-            if not check else sh(f"dmsetup message {self.name} 0 " + " ".join(words))
-
-    def reload(self, table):
-        sh(f"dmsetup reload {self.name} --table '{table}'")
-        sh(f"dmsetup resume {self.name}")
-
-    def sysfs_read(self, attr):
-        return open(os.path.join(self.sysfs, attr)).read()
-
-    def sysfs_write(self, attr, value):
-        """Write a sysfs attribute; return 0 or the errno of the failure."""
-        try:
-            with open(os.path.join(self.sysfs, attr), "w") as f:
-                f.write(value)
-            return 0
-        except OSError as e:
-            return e.errno
-
-    def remove(self):
-        if os.path.exists(self.path):
-            sh(f"dmsetup remove --retry {self.name}")
+def page_server(index, kind="nswapd", args=(), delay_us=0, rate_mbit=0, port=7070):
+    """nswapd, or the misbehaving test server, on link <index>."""
+    link = Link(index, delay_us=delay_us, rate_mbit=rate_mbit)
+    if kind == "nswapd":
+        argv = [os.path.join(REPO, "build", "nswapd"), "--listen",
+                f"{link.addr}:{port}", *args]
+    else:
+        argv = [os.environ.get("N2L_PYTHON", sys.executable), EVIL,
+                "--listen", f"{link.addr}:{port}", *args]
+    try:
+        return Process(link, argv, port, f"server-{index}.log")
+    except Exception:
+        link.remove()
+        raise
 
 
 def write_pattern(path, offset, length, seed):
@@ -205,6 +94,14 @@ def check_pattern(path, offset, length, seed):
     if p.returncode not in (0, 1):
         raise CommandError(p.stderr)
     return int(p.stdout.split()[0])
+
+
+def scan_pattern(path, offset, length, seed):
+    """(good, wrong, eio) blocks: see n2l-pattern scan."""
+    p = run(f"{TOOLS}/n2l-pattern scan {path} {offset} {length} {seed}")
+    if p.returncode not in (0, 1):
+        raise CommandError(p.stderr)
+    return tuple(int(x) for x in p.stdout.split())
 
 
 def is_zero(path, offset, length):

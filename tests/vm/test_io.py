@@ -15,6 +15,7 @@ def fio_verify(path, rw, bs, size, iodepth=16, extra=""):
     p = run(f"fio --name=verify --filename={path} --rw={rw} --bs={bs} "
             f"--size={size} --direct=1 --ioengine=libaio --iodepth={iodepth} "
             f"--verify=crc32c --verify_fatal=1 --do_verify=1 --randrepeat=0 "
+            f"--verify_state_save=0 "
             f"{extra} --output={out}")
     assert p.returncode == 0, open(out).read() if os.path.exists(out) else p.stderr
 

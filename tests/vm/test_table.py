@@ -1,8 +1,7 @@
 """The table line, reloads, module life cycle, status, messages and sysfs."""
 import errno
 import os
-
-import pytest
+import subprocess
 
 import n2l
 from n2l import sh, run, table_line
@@ -30,8 +29,10 @@ MALFORMED = [
     ("F D 8 1 bogus 0 netram-first 0 none 0", "Unrecognised feature requested"),
     ("F D 8 0", "Invalid number of servers"),
     ("F D 8 0 many netram-first 0 none 0", "Invalid number of servers"),
-    ("F D 8 0 1 10.0.0.1:7070 netram-first 0 none 0",
-     "Network RAM servers are not supported yet: use 0"),
+    ("F D 8 0 33 netram-first 0 none 0", "Too many servers"),
+    ("F D 8 0 2 10.0.0.1:7070", "Fewer servers than announced"),
+    ("F D 8 0 1 10.0.0.1 netram-first 0 none 0",
+     "Invalid server address: use a.b.c.d:port or [v6]:port"),
     ("F D 8 0 0", "Missing placement policy"),
     ("F D 8 0 0 bogus 0 none 0", "Unknown placement policy"),
     ("F D 8 0 0 netram-first", "Invalid number of placement policy arguments"),
@@ -43,7 +44,7 @@ MALFORMED = [
     ("F D 8 0 0 netram-first 0", "Missing prefetch policy"),
     ("F D 8 0 0 netram-first 0 bogus 0", "Unknown prefetch policy"),
     ("F D 8 0 0 netram-first 0 none", "Invalid number of prefetch policy arguments"),
-    ("F D 8 0 0 netram-first 0 none 2 a b", "Prefetch policy none takes no arguments"),
+    ("F D 8 0 0 netram-first 0 none 2 a b", "Unknown prefetch policy argument"),
     ("F D 8 0 0 netram-first 0 none 0 extra", "Too many arguments"),
     ("- - 8 0 0 netram-first 0 none 0",
      "No medium: give a flash device, a disk device or servers"),
@@ -152,7 +153,7 @@ def test_reload_during_io_loses_nothing(lab):
     f, d = lab.flash(16), lab.disk(16)
     table = table_line(49152, f.path, d.path)
     dev = lab.device("n2l-reload-io", table)
-    fio = n2l.subprocess.Popen(
+    fio = subprocess.Popen(
         f"fio --name=reload --filename={dev.path} --rw=randwrite --bs=4k "
         f"--size=20M --direct=1 --ioengine=libaio --iodepth=8 --verify=crc32c "
         f"--verify_fatal=1 --output=/tmp/n2l/fio-reload.txt", shell=True)

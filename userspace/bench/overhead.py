@@ -10,29 +10,23 @@ Every case runs A, B, A, B, ... in the same boot; the ratio is nswap2l's
 median IOPS over dm-linear's.
 """
 import argparse
-import json
 import os
-import platform
-import statistics
-import subprocess
 import sys
-import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))), "pylib"))
+import n2lbench  # noqa: E402
+import n2llab  # noqa: E402
+from n2llab import sh  # noqa: E402
+
 OUT = os.environ.get("N2L_OUT", "/tmp")
 SIZE_MB = 512
 CASES = [("randread", 1), ("randread", 32), ("randwrite", 1), ("randwrite", 32)]
-
-
-def sh(cmd):
-    return subprocess.run(cmd, shell=True, check=True, capture_output=True,
-                          text=True).stdout
+DEVICES = {"dm-linear": "/dev/mapper/ovh-linear", "nswap2l": "/dev/mapper/ovh-n2l"}
 
 
 def setup(nullb_mb):
-    sh("modprobe dm-mod; modprobe null_blk nr_devices=0")
-    if not os.path.ismount("/sys/kernel/config"):
-        sh("mount -t configfs none /sys/kernel/config")
+    n2llab.load_modules()
     d = "/sys/kernel/config/nullb/ovh"
     os.mkdir(d)
     for k, v in (("size", nullb_mb), ("blocksize", 4096), ("memory_backed", 0),
@@ -40,22 +34,12 @@ def setup(nullb_mb):
         with open(f"{d}/{k}", "w") as f:
             f.write(f"{v}\n")
     sh("udevadm settle")
-    sh(f"insmod {REPO}/nswap2l.ko")
     sectors = SIZE_MB * 2048
     sh(f"dmsetup create ovh-linear --table '0 {sectors} linear /dev/ovh 0'")
     sh(f"dmsetup create ovh-n2l --table '0 {sectors} nswap2l /dev/ovh - 8 0 0 "
        f"netram-first 0 none 0'")
-    for dev in ("ovh-linear", "ovh-n2l"):
-        fio(dev, "write", 32, bs="1M", runtime=None)
-
-
-def fio(dev, rw, qd, bs="4k", runtime=3):
-    timing = f"--time_based --runtime={runtime} --ramp_time=1" if runtime else ""
-    out = sh(f"fio --name=ovh --filename=/dev/mapper/{dev} --rw={rw} --bs={bs} "
-             f"--size={SIZE_MB}M --direct=1 --ioengine=libaio --iodepth={qd} "
-             f"--randrepeat=1 --norandommap {timing} --output-format=json")
-    job = json.loads(out)["jobs"][0]
-    return job["read" if "read" in rw else "write"]["iops"]
+    for path in DEVICES.values():
+        n2lbench.fio(path, "write", "1M", 32, SIZE_MB, runtime=None)
 
 
 def main():
@@ -68,8 +52,8 @@ def main():
     runs = []
     for rw, qd in CASES:
         for rep in range(a.reps):
-            for target, dev in (("dm-linear", "ovh-linear"), ("nswap2l", "ovh-n2l")):
-                iops = fio(dev, rw, qd, runtime=a.runtime)
+            for target, path in DEVICES.items():
+                iops, _ = n2lbench.fio(path, rw, "4k", qd, SIZE_MB, runtime=a.runtime)
                 runs.append({"case": f"{rw} 4k qd{qd}", "target": target,
                              "rep": rep, "iops": iops})
                 print(f"{rw:9} qd{qd:<2} rep {rep} {target:9} {iops:10.0f} IOPS",
@@ -78,34 +62,22 @@ def main():
     summary = []
     for rw, qd in CASES:
         case = f"{rw} 4k qd{qd}"
-        lin = statistics.median(r["iops"] for r in runs
-                                if r["case"] == case and r["target"] == "dm-linear")
-        n2l = statistics.median(r["iops"] for r in runs
-                                if r["case"] == case and r["target"] == "nswap2l")
+        lin = n2lbench.median_of(runs, case, "dm-linear", "iops")
+        n2l = n2lbench.median_of(runs, case, "nswap2l", "iops")
         summary.append({"case": case, "dm_linear_iops": lin, "nswap2l_iops": n2l,
                         "ratio": n2l / lin, "target_ratio": 0.90,
                         "meets_target": n2l / lin >= 0.90})
-    icount = os.environ.get("N2L_ICOUNT") == "1"
     result = {
         "benchmark": "overhead",
-        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "environment": {
-            "kernel": platform.release(),
-            "qemu": os.environ.get("N2L_QEMU", ""),
-            "fio": sh("fio --version").strip(),
-            "vcpus": os.cpu_count(),
-            "mode": "icount shift=0,sleep=off (1 vCPU, guest time = instructions)"
-                    if icount else "TCG wall clock (noisy: +-20%)",
-            "device": f"null_blk {SIZE_MB + 64} MiB, no memory backing, irqmode=0, "
-                      f"4 KiB blocks; {SIZE_MB} MiB region, preconditioned",
-            "fio": f"libaio, direct, {a.runtime} s + 1 s ramp per run, "
-                   f"{a.reps} interleaved runs per target and case, median",
-        },
+        "date": n2lbench.now(),
+        "environment": n2lbench.environment(
+            device=f"null_blk {SIZE_MB + 64} MiB, no memory backing, irqmode=0, "
+                   f"4 KiB blocks; {SIZE_MB} MiB region, preconditioned",
+            runs=f"fio libaio, direct, {a.runtime} s + 1 s ramp per run, "
+                 f"{a.reps} interleaved runs per target and case, median"),
         "summary": summary,
         "runs": runs,
     }
-    with open(os.path.join(OUT, "overhead.json"), "w") as f:
-        json.dump(result, f, indent=1)
     lines = ["# nswap2l overhead against dm-linear", "",
              f"{result['date']}, kernel {result['environment']['kernel']}, "
              f"{result['environment']['mode']}.", "",
@@ -116,9 +88,7 @@ def main():
         lines.append(f"| {s['case']} | {s['dm_linear_iops']:.0f} | "
                      f"{s['nswap2l_iops']:.0f} | {s['ratio']:.3f} | "
                      f"{'>= 0.90: met' if s['meets_target'] else '>= 0.90: MISSED'} |")
-    with open(os.path.join(OUT, "overhead.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    n2lbench.write_results(OUT, "overhead", result, lines)
     return 0
 
 

@@ -39,6 +39,28 @@ typedef int64_t s64;
 #define n2l_zalloc(size)	calloc(1, (size))
 #define n2l_free(p)		free(p)
 
+#define U32_MAX			UINT32_MAX
+
+/*
+ * get_random_u32(), reproducibly: xorshift64*, seeded by n2l_random_seed()
+ * so that a test or a simulation run can be repeated exactly.
+ */
+extern u64 n2l_random_state;
+static inline void n2l_random_seed(u64 seed)
+{
+	n2l_random_state = seed ? seed : 0x9e3779b97f4a7c15ULL;
+}
+static inline u32 n2l_random_u32(void)
+{
+	u64 x = n2l_random_state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	n2l_random_state = x;
+	return (u32)((x * 0x2545f4914f6cdd1dULL) >> 32);
+}
+
 typedef pthread_mutex_t n2l_lock_t;
 #define N2L_DEFINE_LOCK(name)	n2l_lock_t name = PTHREAD_MUTEX_INITIALIZER
 #define n2l_lock(l)		pthread_mutex_lock(l)

@@ -4,6 +4,8 @@ the tests and the benchmark runner. Field order: dm-nswap2l/nswap2l.rst."""
 MEDIA = ("netram", "flash", "disk")
 SLOT_BYTES = 4096
 COUNTERS = ("nospc", "discarded", "zero_reads", "dropped")
+NETRAM_COUNTERS = ("lost", "failed_reads", "slow_writes", "slow_reads",
+                   "moved_pages", "returned_pages")
 
 
 def table_line(sectors, flash="-", disk="-", features=(), servers=(),
@@ -41,4 +43,31 @@ def parse_status(line):
     st["placement"] = w[i]
     nargs = int(w[i + 1])
     st["placement_args"] = w[i + 2:i + 2 + nargs]
+    i += 2 + nargs
+    nserv = int(w[i])
+    i += 1
+    st["servers"] = []
+    for _ in range(nserv):
+        name, state, held, free, cap = w[i:i + 5]
+        st["servers"].append({"name": name, "state": state, "held": int(held),
+                              "free": int(free), "capacity": int(cap)})
+        i += 5
+    for k in NETRAM_COUNTERS:
+        st[k] = int(w[i])
+        i += 1
+    st["prefetch_policy"] = w[i]
+    nargs = int(w[i + 1])
+    st["prefetch_args"] = w[i + 2:i + 2 + nargs]
+    i += 2 + nargs
+    st["prefetched"], st["prefetch_hits"] = int(w[i]), int(w[i + 1])
+    st["read_prefetch_ratio"], st["read_parallelism"] = float(w[i + 2]), float(w[i + 3])
+    i += 4
+    for m in MEDIA:
+        st[m]["reads_inflight"] = int(w[i])
+        i += 1
+    for m in MEDIA:
+        st[m]["moved_in"], st[m]["moved_out"] = int(w[i]), int(w[i + 1])
+        i += 2
+    if i != len(w):
+        raise ValueError(f"{len(w) - i} fields left over: {line}")
     return st

@@ -6,11 +6,16 @@
  *   n2l-pattern write <dev> <offset> <length> <seed>
  *   n2l-pattern check <dev> <offset> <length> <seed>
  *   n2l-pattern zero  <dev> <offset> <length> <seed>   (seed ignored)
+ *   n2l-pattern scan  <dev> <offset> <length> <seed>
  *
  * Every block carries its own byte offset and the seed, then bytes derived
  * from both, so a block read from the wrong place or an old run is caught.
  * check and zero print "<bad> <blocks>" and exit 1 when any block is bad;
  * any I/O error exits 2 with the offset and the errno text on stderr.
+ * scan reads block by block and tells apart blocks that hold the pattern,
+ * blocks that hold anything else (wrong data: never acceptable) and blocks
+ * that fail with EIO (lost data, reported as such): it prints
+ * "<good> <wrong> <eio>" and exits 1 if any block is wrong.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -76,6 +81,34 @@ static uint64_t parse_u64(const char *s, const char *what)
 	return v;
 }
 
+static int scan(int fd, uint64_t offset, uint64_t length, uint64_t seed)
+{
+	uint64_t good = 0, wrong = 0, eio = 0, pos, *buf, *expect;
+
+	if (posix_memalign((void **)&buf, BLOCK, BLOCK) ||
+	    posix_memalign((void **)&expect, BLOCK, BLOCK))
+		return 2;
+	for (pos = offset; pos < offset + length; pos += BLOCK) {
+		ssize_t r = pread(fd, buf, BLOCK, (off_t)pos);
+
+		if (r < 0 && errno == EIO) {
+			eio++;
+		} else if (r != BLOCK) {
+			fprintf(stderr, "n2l-pattern: scan at %" PRIu64 ": %s\n",
+				pos, r < 0 ? strerror(errno) : "short read");
+			return 2;
+		} else if (block_ok(buf, pos, seed, expect)) {
+			good++;
+		} else {
+			wrong++;
+		}
+	}
+	printf("%" PRIu64 " %" PRIu64 " %" PRIu64 "\n", good, wrong, eio);
+	free(buf);
+	free(expect);
+	return wrong ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t offset, length, seed, pos, bad = 0, blocks = 0;
@@ -86,12 +119,13 @@ int main(int argc, char **argv)
 	int fd, writing;
 
 	if (argc != 6) {
-		fprintf(stderr, "usage: n2l-pattern write|check|zero <dev> <offset> <length> <seed>\n");
+		fprintf(stderr, "usage: n2l-pattern write|check|zero|scan <dev> <offset> <length> <seed>\n");
 		return 2;
 	}
 	mode = argv[1];
 	writing = !strcmp(mode, "write");
-	if (!writing && strcmp(mode, "check") && strcmp(mode, "zero")) {
+	if (!writing && strcmp(mode, "check") && strcmp(mode, "zero") &&
+	    strcmp(mode, "scan")) {
 		fprintf(stderr, "n2l-pattern: unknown mode '%s'\n", mode);
 		return 2;
 	}
@@ -107,6 +141,8 @@ int main(int argc, char **argv)
 		perror(argv[2]);
 		return 2;
 	}
+	if (!strcmp(mode, "scan"))
+		return scan(fd, offset, length, seed);
 	if (posix_memalign((void **)&buf, BLOCK, CHUNK) ||
 	    posix_memalign((void **)&expect, BLOCK, BLOCK)) {
 		fprintf(stderr, "n2l-pattern: out of memory\n");

@@ -1,0 +1,6 @@
+# SPDX-License-Identifier: GPL-2.0-only
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "userspace", "bench"))

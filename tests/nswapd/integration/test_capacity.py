@@ -1,0 +1,242 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Capacity that follows the node, and giving pages up without losing any:
+MOVED to a peer, RETURN to the client, draining on SIGTERM."""
+import signal
+
+from conftest import p, page, wait_for
+
+MB = 256    # pages
+
+
+def fill(c, n, seed="f", vers=1):
+    """n pages at keys 0..n-1, in frames of at most 256 pages."""
+    for k in range(0, n, p.MAX_PAGES):
+        m = min(p.MAX_PAGES, n - k)
+        assert c.put(k, vers, [page(seed, k + i) for i in range(m)]) == p.ST_OK
+
+
+def answer_all(c, want_pages, op, status=p.ST_OK, timeout=20.0):
+    """Answer the server's requests of kind op until want_pages pages came;
+    returns their (key, vers, payload info)."""
+    got = []
+    n = 0
+    while n < want_pages:
+        req = c.next_server_request(timeout)
+        assert req is not None, f"got {n} of {want_pages} pages by {p.OP_NAMES[op]}"
+        assert req.hdr.opcode == op and not req.hdr.flags & p.F_REPLY
+        assert 1 <= req.hdr.count <= p.MAX_PAGES
+        if op == p.OP_MOVED:
+            kvs, addr = p.parse_moved(req.hdr, req.payload)
+            got += [(k, v, addr) for k, v in kvs]
+        else:
+            got += p.parse_return(req.hdr, req.payload)
+        n += req.hdr.count
+        c.answer(req, status)
+    return got
+
+
+def held(s, cid):
+    return s.status(cid).held
+
+
+def test_shrink_by_sighup_moves_pages_to_peer(servers):
+    peer = servers("--max-mb", 64, name="peer")
+    a = servers(config=f"max_mb = 4\nreserve_mb = 0\npeer = {peer.addr}\n", name="a")
+    with a.client(0xc1) as c:
+        assert c.status().capacity == 4 * MB
+        fill(c, 3 * MB, "m")
+        a.write_config(f"max_mb = 1\nreserve_mb = 0\npeer = {peer.addr}\n")
+        a.signal(signal.SIGHUP)
+        moved = answer_all(c, 2 * MB, p.OP_MOVED)
+        assert len(moved) == 2 * MB
+        assert {addr for _, _, addr in moved} == {peer.addr}
+        assert sorted(k for k, _, _ in moved) == list(range(2 * MB))   # oldest first
+        wait_for(lambda: c.status().held == MB, what="held to drop to 256")
+        assert c.status().capacity == MB
+        # the rest is still here; the moved pages are on the peer
+        assert c.get(2 * MB, MB, 1) == [page("m", 2 * MB + i) for i in range(MB)]
+        assert c.get(0, 1, 1) is None
+    with peer.client(0xc1) as pc:
+        assert pc.info.held == 2 * MB
+        for k in range(0, 2 * MB, p.MAX_PAGES):
+            assert pc.get(k, p.MAX_PAGES, 1) == [page("m", k + i) for i in range(p.MAX_PAGES)]
+    a.wait_log(r"512 pages|256 pages moved to peer")
+
+
+def test_moved_page_rewritten_meanwhile_is_kept(servers):
+    """A page written again after MOVED went out is not dropped by its OK."""
+    peer = servers(name="peer")
+    a = servers(config=f"max_mb = 2\npeer = {peer.addr}\n", name="a")
+    with a.client(0xc2) as c:
+        fill(c, 2 * MB, "o")
+        a.write_config(f"max_mb = 1\npeer = {peer.addr}\n")
+        a.signal(signal.SIGHUP)
+        req = c.next_server_request(20)
+        assert req.hdr.opcode == p.OP_MOVED
+        kvs, _ = p.parse_moved(req.hdr, req.payload)
+        k0 = kvs[0][0]
+        assert c.put(k0, 2, [page("rewritten")]) == p.ST_OK
+        c.answer(req)
+        rest = answer_all(c, MB - req.hdr.count, p.OP_MOVED) if req.hdr.count < MB else []
+        assert len(rest) + req.hdr.count == MB
+        # k0 stayed, one page over capacity: one more (the oldest) goes
+        extra = answer_all(c, 1, p.OP_MOVED)
+        assert extra[0][0] != k0
+        wait_for(lambda: c.status().held == MB, what="held to settle")
+        assert c.get(k0, 1, 2) == [page("rewritten")]
+        assert c.get(k0, 1, 1) is None
+
+
+def test_no_peer_returns_pages(servers):
+    a = servers(config="max_mb = 3\n")
+    with a.client(0xd1) as c:
+        fill(c, 3 * MB, "r")
+        a.write_config("max_mb = 1\n")
+        a.signal(signal.SIGHUP)
+        # the first answer is a refusal: the pages stay and come again later
+        first = c.next_server_request(20)
+        assert first.hdr.opcode == p.OP_RETURN
+        c.answer(first, p.ST_FULL)
+        a.wait_log("keeping them, retrying later")
+        assert c.status().held + 0 >= 2 * MB
+        returned = answer_all(c, 2 * MB, p.OP_RETURN)
+        for k, v, data in returned:
+            assert v == 1 and data == page("r", k)
+        assert sorted(k for k, _, _ in returned) == list(range(2 * MB))
+        wait_for(lambda: c.status().held == MB, what="pages to be handed back")
+        assert c.get(0, 1, 1) is None
+        assert c.get(2 * MB, MB, 1) == [page("r", 2 * MB + i) for i in range(MB)]
+
+
+def test_full_peer_then_return(servers):
+    """A peer with room for part of the excess takes that; the rest goes back."""
+    peer = servers("--min-mb", 1, "--max-mb", 1, name="peer")
+    a = servers(config=f"max_mb = 3\npeer = {peer.addr}\n", name="a")
+    with a.client(0xd2) as c:
+        fill(c, 3 * MB, "p")
+        a.write_config(f"max_mb = 1\npeer = {peer.addr}\n")
+        a.signal(signal.SIGHUP)
+        moved = returned = 0
+        while moved + returned < 2 * MB:
+            req = c.next_server_request(20)
+            assert req is not None
+            if req.hdr.opcode == p.OP_MOVED:
+                moved += req.hdr.count
+            else:
+                assert req.hdr.opcode == p.OP_RETURN
+                returned += req.hdr.count
+            c.answer(req)
+        assert moved == MB and returned == MB
+        wait_for(lambda: c.status().held == MB, what="held to drop")
+    assert held(peer, 0xd2) == MB
+
+
+def test_disconnected_client_keeps_pages(servers):
+    a = servers(config="max_mb = 2\n")
+    c = a.client(0xd3)
+    fill(c, 2 * MB, "g")
+    c.close()
+    a.wait_log("disconnected: keeping its 512 pages")
+    a.write_config("max_mb = 1\n")
+    a.signal(signal.SIGHUP)
+    a.wait_log(r"cannot give up 256 more pages: 512 pages of 1 clients that are not connected")
+    with a.client(0xd3) as c:      # back: now it can be told
+        returned = answer_all(c, MB, p.OP_RETURN)
+        assert len(returned) == MB
+        wait_for(lambda: c.status().held == MB, what="held to drop")
+
+
+def test_capacity_follows_meminfo(servers):
+    a = servers("--reserve-mb", 10, "--max-mb", 64, "--min-mb", 1,
+                meminfo_kb=1024)
+    with a.client(0xe1) as c:
+        assert c.status().capacity == MB                # the node is short: min_mb
+        a.set_meminfo(14 * 1024)
+        wait_for(lambda: c.status().capacity == 4 * MB, what="capacity 4 MB")
+        a.set_meminfo(30 * 1024)
+        wait_for(lambda: c.status().capacity == 20 * MB, what="capacity to grow to 20 MB")
+        a.set_meminfo(1 << 30)
+        wait_for(lambda: c.status().capacity == 64 * MB, what="capacity to stop at max_mb")
+        fill(c, 2 * MB, "c")
+        a.set_meminfo(11 * 1024)            # 1 MB above the reserve: used + 1 MB
+        wait_for(lambda: c.status().capacity == 3 * MB, what="capacity used + 1 MB")
+        assert c.put(2 * MB, 1, [page(i) for i in range(MB)]) == p.ST_OK
+        a.set_meminfo(10 * 1024)            # exactly the reserve: capacity = used
+        wait_for(lambda: c.status().capacity == 3 * MB and c.status().free == 0,
+                 what="capacity = used")
+        assert c.status().held == 3 * MB
+        assert c.next_server_request(0.3) is None      # nothing to give up
+
+
+def test_capacity_shrink_below_used_returns(servers):
+    a = servers("--reserve-mb", 10, meminfo_kb=12 * 1024)
+    with a.client(0xe2) as c:
+        wait_for(lambda: c.status().capacity == 2 * MB, what="capacity 2 MB")
+        fill(c, MB, "s")
+        a.set_meminfo(10 * 1024 - 512)      # the node needs half a MB back
+        returned = answer_all(c, MB // 2, p.OP_RETURN)
+        assert len(returned) == MB // 2
+        wait_for(lambda: c.status().held == MB // 2, what="half returned")
+
+
+def test_sigterm_drain_moves_to_peer_and_exits_0(servers):
+    peer = servers(name="peer")
+    a = servers("--peer", peer.addr, name="a")
+    with a.client(0xf1) as c:
+        fill(c, 300, "d")
+        a.signal(signal.SIGTERM)
+        a.wait_log("draining")
+        assert c.put(1000, 1, [page(0)]) == p.ST_DRAINING
+        st = c.status()
+        assert st.state == p.SERVER_DRAINING and st.free == 0
+        assert c.get(0, 10, 1) == [page("d", i) for i in range(10)]   # still served
+        moved = answer_all(c, 300, p.OP_MOVED)
+        assert sorted(k for k, _, _ in moved) == list(range(300))
+        assert a.wait_exit() == 0
+    a.wait_log("drained: every page given up")
+    with peer.client(0xf1) as pc:
+        assert pc.get(0, 256, 1) == [page("d", i) for i in range(256)]
+        assert pc.get(256, 44, 1) == [page("d", 256 + i) for i in range(44)]
+
+
+def test_drain_without_peer_returns_then_exits_0(servers):
+    a = servers()
+    with a.client(0xf2) as c:
+        fill(c, 10, "x")
+        a.signal(signal.SIGINT)
+        assert len(answer_all(c, 10, p.OP_RETURN)) == 10
+        assert a.wait_exit() == 0
+
+
+def test_drain_timeout_loses_pages_and_fails(servers):
+    a = servers("--drain-timeout-s", 1)
+    c = a.client(0xf3)
+    fill(c, 10, "l")
+    c.close()
+    a.wait_log("disconnected")
+    a.signal(signal.SIGTERM)
+    assert a.wait_exit() != 0
+    a.wait_log(r"drain timed out after 1 s: 10 pages lost")
+
+
+def test_second_sigterm_exits_at_once(servers):
+    a = servers()
+    c = a.client(0xf4)
+    fill(c, 10, "q")
+    c.close()
+    a.wait_log("disconnected")
+    a.signal(signal.SIGTERM)
+    a.wait_log("draining")
+    a.signal(signal.SIGTERM)
+    assert a.wait_exit(10) != 0
+    a.wait_log("second signal: exiting now, 10 pages lost")
+
+
+def test_bad_reload_keeps_old_config(servers):
+    a = servers(config="max_mb = 2\n")
+    with a.client(1) as c:
+        a.write_config("max_mb = lots\n")
+        a.signal(signal.SIGHUP)
+        a.wait_log("reload failed")
+        assert c.status().capacity == 2 * MB
+        assert a.alive()

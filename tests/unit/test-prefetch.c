@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Prefetch policies: each one's bookkeeping and selection, and a model
+ * check of all of them against random event sequences.
+ */
+#include <string.h>
+#include "n2l-policies.h"
+#include "unit.h"
+
+#define NSLOTS	64
+
+static struct n2l_prefetch *mk(struct n2l_prefetch_type *t, u32 nr_slots)
+{
+	struct n2l_prefetch *p = t->create(nr_slots);
+
+	p->type = t;
+	return p;
+}
+
+static void write_to(struct n2l_prefetch *p, u32 slot, enum n2l_medium m)
+{
+	p->type->on_write(p, to_slot(slot), m);
+}
+
+/* Select up to n into out[] as plain numbers. */
+static u32 pick(struct n2l_prefetch *p, u32 *out, u32 n)
+{
+	n2l_slot_t v[NSLOTS];
+	u32 i, got = p->type->select(p, v, n);
+
+	for (i = 0; i < got; i++)
+		out[i] = from_slot(v[i]);
+	return got;
+}
+
+TEST(prefetch_lrs_takes_oldest_swap_outs_first)
+{
+	struct n2l_prefetch *p = mk(&n2l_prefetch_lrs, NSLOTS);
+	u32 v[NSLOTS];
+
+	write_to(p, 7, N2L_NETRAM);
+	write_to(p, 3, N2L_NETRAM);
+	write_to(p, 9, N2L_NETRAM);
+	write_to(p, 5, N2L_FLASH);		/* not a candidate */
+	CHECK_EQ(pick(p, v, 2), 2);
+	CHECK_EQ(v[0], 7);
+	CHECK_EQ(v[1], 3);
+	/* selecting removes nothing; a new swap-out makes a slot newest */
+	write_to(p, 7, N2L_NETRAM);
+	CHECK_EQ(pick(p, v, 8), 3);
+	CHECK(v[0] == 3 && v[1] == 9 && v[2] == 7);
+	/* written elsewhere, or freed: no longer a candidate */
+	write_to(p, 3, N2L_DISK);
+	p->type->on_free(p, to_slot(9));
+	p->type->on_free(p, to_slot(9));	/* twice is harmless */
+	CHECK_EQ(pick(p, v, 8), 1);
+	CHECK_EQ(v[0], 7);
+	p->type->destroy(p);
+}
+
+TEST(prefetch_mrs_takes_newest_swap_outs_first)
+{
+	struct n2l_prefetch *p = mk(&n2l_prefetch_mrs, NSLOTS);
+	u32 v[NSLOTS];
+
+	write_to(p, 1, N2L_NETRAM);
+	write_to(p, 2, N2L_NETRAM);
+	write_to(p, 63, N2L_NETRAM);
+	CHECK_EQ(pick(p, v, 2), 2);
+	CHECK(v[0] == 63 && v[1] == 2);
+	write_to(p, 1, N2L_NETRAM);
+	CHECK_EQ(pick(p, v, 1), 1);
+	CHECK_EQ(v[0], 1);
+	p->type->destroy(p);
+}
+
+TEST(prefetch_rr_sweeps_slots_in_order_and_wraps)
+{
+	struct n2l_prefetch *p = mk(&n2l_prefetch_rr, NSLOTS);
+	u32 v[NSLOTS];
+
+	write_to(p, 40, N2L_NETRAM);
+	write_to(p, 2, N2L_NETRAM);
+	write_to(p, 63, N2L_NETRAM);
+	write_to(p, 17, N2L_NETRAM);
+	CHECK_EQ(pick(p, v, 2), 2);
+	CHECK(v[0] == 2 && v[1] == 17);
+	/* the cursor goes on from there, and wraps */
+	CHECK_EQ(pick(p, v, 3), 3);
+	CHECK(v[0] == 40 && v[1] == 63 && v[2] == 2);
+	/* never more than one sweep, even when asked for more */
+	CHECK_EQ(pick(p, v, 10), 4);
+	CHECK(v[0] == 17 && v[1] == 40 && v[2] == 63 && v[3] == 2);
+	p->type->on_free(p, to_slot(40));
+	write_to(p, 63, N2L_FLASH);
+	CHECK_EQ(pick(p, v, 10), 2);
+	p->type->destroy(p);
+}
+
+TEST(prefetch_random_draws_distinct_candidates_uniformly)
+{
+	struct n2l_prefetch *p = mk(&n2l_prefetch_random, NSLOTS);
+	unsigned int hits[NSLOTS] = { 0 }, round, i;
+	u32 v[NSLOTS];
+
+	n2l_random_seed(42);
+	for (i = 0; i < 16; i++)
+		write_to(p, i * 4, N2L_NETRAM);
+	for (round = 0; round < 4000; round++) {
+		u32 got = pick(p, v, 4), seen = 0;
+
+		CHECK_EQ(got, 4);
+		for (i = 0; i < got; i++) {
+			CHECK(v[i] % 4 == 0 && v[i] < NSLOTS);
+			CHECK(!(seen & (1U << (v[i] / 4))));
+			seen |= 1U << (v[i] / 4);
+			hits[v[i]]++;
+		}
+	}
+	/* 1000 expected for each of the 16; far off means a biased draw */
+	for (i = 0; i < 16; i++)
+		CHECK(hits[i * 4] > 850 && hits[i * 4] < 1150);
+	p->type->on_free(p, to_slot(0));
+	write_to(p, 4, N2L_DISK);
+	CHECK_EQ(pick(p, v, 64), 14);
+	p->type->destroy(p);
+}
+
+TEST(prefetch_none_never_selects)
+{
+	struct n2l_prefetch *p = mk(&n2l_prefetch_none, NSLOTS);
+	u32 v[NSLOTS];
+
+	write_to(p, 1, N2L_NETRAM);
+	CHECK_EQ(pick(p, v, 8), 0);
+	p->type->destroy(p);
+}
+
+/*----------------------------------------------------------------*/
+
+/* The reference: which slots are candidates, and when each became one. */
+struct model {
+	bool cand[NSLOTS];
+	u64 age[NSLOTS];
+	u64 clock;
+};
+
+static void model_event(struct model *m, struct n2l_prefetch *p, u32 r)
+{
+	u32 slot = r % NSLOTS, what = (r / NSLOTS) % 4;
+
+	if (what == 3) {
+		p->type->on_free(p, to_slot(slot));
+		m->cand[slot] = false;
+		return;
+	}
+	/* netram twice as often as flash or disk */
+	write_to(p, slot, what < 2 ? N2L_NETRAM : N2L_FLASH);
+	m->cand[slot] = what < 2;
+	m->age[slot] = ++m->clock;
+}
+
+static u32 model_count(const struct model *m)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < NSLOTS; i++)
+		n += m->cand[i];
+	return n;
+}
+
+/* The candidate of rank @k by age (0: oldest) */
+static bool model_rank_ok(const struct model *m, u32 slot, u32 k, bool oldest)
+{
+	u32 i, before = 0;
+
+	for (i = 0; i < NSLOTS; i++)
+		if (m->cand[i] && (oldest ? m->age[i] < m->age[slot] :
+					    m->age[i] > m->age[slot]))
+			before++;
+	return before == k;
+}
+
+static void check_selection(struct n2l_prefetch *p, const struct model *m,
+			    u32 n)
+{
+	bool lrs = p->type == &n2l_prefetch_lrs, mrs = p->type == &n2l_prefetch_mrs;
+	u32 v[NSLOTS], i, got = pick(p, v, n), seen[NSLOTS] = { 0 };
+	u32 want = min(n, model_count(m));
+
+	if (p->type == &n2l_prefetch_none)
+		want = 0;
+	CHECK_EQ(got, want);
+	for (i = 0; i < got; i++) {
+		CHECK(v[i] < NSLOTS && m->cand[v[i]]);
+		CHECK(!seen[v[i]]++);
+		if (lrs || mrs)
+			CHECK(model_rank_ok(m, v[i], i, lrs));
+	}
+}
+
+TEST(prefetch_every_policy_matches_the_model)
+{
+	struct n2l_prefetch_type *types[] = {
+		&n2l_prefetch_none, &n2l_prefetch_rr, &n2l_prefetch_random,
+		&n2l_prefetch_lrs, &n2l_prefetch_mrs,
+	};
+	unsigned int t, step;
+
+	for (t = 0; t < ARRAY_SIZE(types); t++) {
+		struct n2l_prefetch *p = mk(types[t], NSLOTS);
+		struct model m;
+
+		memset(&m, 0, sizeof(m));
+		n2l_random_seed(7 + t);
+		for (step = 0; step < 20000; step++) {
+			model_event(&m, p, n2l_random_u32());
+			if (step % 97 == 0)
+				check_selection(p, &m, 1 + step % 13);
+		}
+		check_selection(p, &m, NSLOTS);
+		p->type->destroy(p);
+	}
+}

@@ -1,0 +1,310 @@
+"""Network RAM: nswapd page servers in their own network namespaces, on
+netem-shaped veth links, and the kernel client under every failure the
+issue names: full servers, shrinking servers, killed, paused and
+misbehaving servers, removal, and swap under heavy memory pressure."""
+import signal
+import threading
+import time
+
+import pytest
+
+import n2l
+from n2l import sh, run, table_line
+
+MB = 1 << 20
+DELAY_US = 100   # per direction; a LAN, scaled to what TCG can do
+
+
+def nswapd(lab, mb, *extra, **kw):
+    """An nswapd donating exactly mb MiB (min = max, nothing reserved)."""
+    kw.setdefault("delay_us", DELAY_US)
+    return lab.server("nswapd", ["--min-mb", str(mb), "--max-mb", str(mb),
+                                 "--reserve-mb", "0", "--interval-ms", "200",
+                                 *extra], **kw)
+
+
+def servers_up(dev, n):
+    st = dev.status()
+    return sum(1 for s in st["servers"] if s["state"] == "up") >= n and st
+
+
+def server(dev, name):
+    return next(s for s in dev.status()["servers"] if s["name"] == name)
+
+
+def netram_device(lab, name, sectors, servers, flash="-", disk="-", **kw):
+    dev = lab.device(name, table_line(sectors, flash, disk,
+                                      servers=[s.name for s in servers], **kw))
+    n2l.wait_for(lambda: servers_up(dev, len(servers)), what="servers up")
+    return dev
+
+
+def fio_verify(path, rw, bs, size, iodepth=16):
+    from test_io import fio_verify as fv
+    fv(path, rw, bs, size, iodepth)
+
+
+def test_netram_only_fio_verify_spreads_over_servers(lab):
+    a, b = nswapd(lab, 48), nswapd(lab, 48)
+    dev = netram_device(lab, "n2l-net", 64 << 11, [a, b])
+    fio_verify(dev.path, "randwrite", "4k", "48M")
+    st = dev.status()
+    assert st["flash"]["held"] == st["disk"]["held"] == 0
+    held = [s["held"] for s in st["servers"]]
+    assert sum(held) == st["netram"]["held"] == st["mapped"]
+    assert min(held) > 0, f"pages not spread by free capacity: {held}"
+    fio_verify(dev.path, "write", "1M", "48M", iodepth=4)
+
+
+def test_one_megabyte_write_is_one_request(lab):
+    a = nswapd(lab, 32)
+    dev = netram_device(lab, "n2l-req", 32 << 11, [a])
+    dev.message("clear_stats")
+    n2l.write_pattern(dev.path, 0, 8 * MB, 21)
+    assert dev.status()["netram"]["writes"] == 8
+    n2l.settle()
+    dev.message("clear_stats")
+    assert n2l.check_pattern(dev.path, 0, 8 * MB, 21) == 0
+    assert dev.status()["netram"]["reads"] == 8
+
+
+def test_netram_flash_disk_fio_verify(lab):
+    a = nswapd(lab, 16)
+    f, d = lab.flash(16), lab.disk(64)
+    dev = netram_device(lab, "n2l-3", 80 << 11, [a], f.path, d.path)
+    fio_verify(dev.path, "randwrite", "16k", "72M")
+    st = dev.status()
+    assert st["netram"]["held"] == 4096, "Network RAM fills first"
+    assert st["flash"]["held"] == 4096, "then Flash"
+    assert st["disk"]["held"] == 18432 - 8192, "then disk"
+
+
+def test_full_server_sends_slots_to_flash(lab):
+    a = nswapd(lab, 8)
+    f = lab.flash(64)
+    dev = netram_device(lab, "n2l-full", 48 << 11, [a], f.path)
+    n2l.write_pattern(dev.path, 0, 40 * MB, 22)
+    st = dev.status()
+    assert st["netram"]["held"] == 2048 and st["flash"]["held"] == 8192
+    assert n2l.check_pattern(dev.path, 0, 40 * MB, 22) == 0
+
+
+def test_server_refusing_puts_sends_them_elsewhere(lab):
+    # It says it has room and then refuses: every refused PUT must land on
+    # Flash through the slow path, whole and verified.
+    liar = lab.server("evil", ["--capacity", "512", "--lie-free", "100000"],
+                      delay_us=DELAY_US)
+    f = lab.flash(64)
+    dev = netram_device(lab, "n2l-liar", 32 << 11, [liar], f.path)
+    n2l.write_pattern(dev.path, 0, 16 * MB, 23)
+    st = dev.status()
+    assert st["slow_writes"] > 0
+    assert st["netram"]["held"] == 512 and st["flash"]["held"] == 4096 - 512
+    assert n2l.check_pattern(dev.path, 0, 16 * MB, 23) == 0
+    assert "full=" in dev.sysfs_read("servers")
+
+
+def shrink(srv, conf, mb):
+    with open(conf, "w") as f:
+        f.write(f"min_mb = {mb}\nmax_mb = {mb}\n")
+    srv.signal(signal.SIGHUP)
+
+
+def test_shrinking_server_moves_pages_to_peer(lab):
+    conf = "/tmp/n2l/shrink-peer.conf"
+    with open(conf, "w") as f:
+        f.write("min_mb = 32\nmax_mb = 32\n")
+    b = nswapd(lab, 32)
+    a = lab.server("nswapd", ["--config", conf, "--reserve-mb", "0",
+                              "--interval-ms", "200", "--peer", b.name],
+                   delay_us=DELAY_US)
+    dev = netram_device(lab, "n2l-shrink", 32 << 11, [a])
+    n2l.write_pattern(dev.path, 0, 24 * MB, 24)
+    assert server(dev, a.name)["held"] == 6144
+    shrink(a, conf, 8)
+    n2l.wait_for(lambda: dev.status()["moved_pages"] >= 6144 - 2048,
+                 timeout=180, what="pages moved to the peer")
+    st = n2l.wait_for(lambda: servers_up(dev, 2), what="learned peer up")
+    assert server(dev, a.name)["held"] <= 2048
+    assert server(dev, b.name)["held"] >= 4096
+    assert st["mapped"] == 6144
+    assert n2l.check_pattern(dev.path, 0, 24 * MB, 24) == 0
+    assert f"{b.name} up" in dev.sysfs_read("servers")
+
+
+def test_shrinking_server_hands_pages_back(lab):
+    conf = "/tmp/n2l/shrink-back.conf"
+    with open(conf, "w") as f:
+        f.write("min_mb = 32\nmax_mb = 32\n")
+    a = lab.server("nswapd", ["--config", conf, "--reserve-mb", "0",
+                              "--interval-ms", "200"], delay_us=DELAY_US)
+    f = lab.flash(64)
+    dev = netram_device(lab, "n2l-back", 32 << 11, [a], f.path)
+    n2l.write_pattern(dev.path, 0, 24 * MB, 25)
+    assert dev.status()["netram"]["held"] == 6144
+    shrink(a, conf, 8)
+    n2l.wait_for(lambda: dev.status()["netram"]["held"] <= 2048, timeout=180,
+                 what="pages handed back")
+    st = dev.status()
+    assert st["returned_pages"] >= 4096 and st["flash"]["held"] >= 4096
+    assert st["mapped"] == 6144
+    assert n2l.check_pattern(dev.path, 0, 24 * MB, 25) == 0
+
+
+def test_killed_server_loses_exactly_its_slots(lab):
+    a, b = nswapd(lab, 48), nswapd(lab, 48)
+    dev = netram_device(lab, "n2l-kill", 32 << 11, [a, b])
+    dev.message("set", "netram_dead_after_ms", "2000")
+    n2l.write_pattern(dev.path, 0, 24 * MB, 26)
+    held_a = server(dev, a.name)["held"]
+    assert held_a > 0
+    a.stop(signal.SIGKILL)
+    st = n2l.wait_for(lambda: (lambda s: s["lost"] and s)(dev.status()),
+                      timeout=120, what="server declared dead")
+    assert st["lost"] == held_a
+    assert any(s["name"] == a.name and s["state"] == "dead" for s in st["servers"])
+    good, wrong, eio = n2l.scan_pattern(dev.path, 0, 24 * MB, 26)
+    assert (good, wrong, eio) == (6144 - held_a, 0, held_a)
+    # The device stays up: rewrite everything, and nothing is lost any more.
+    n2l.write_pattern(dev.path, 0, 24 * MB, 27)
+    assert n2l.check_pattern(dev.path, 0, 24 * MB, 27) == 0
+    n2l.wait_for(lambda: dev.status()["lost"] == 0, what="lost slots rewritten")
+
+
+def test_paused_server_times_out_then_recovers(lab):
+    a = nswapd(lab, 32)
+    dev = netram_device(lab, "n2l-pause", 16 << 11, [a])
+    dev.message("set", "netram_timeout_ms", "1000")
+    dev.message("set", "netram_dead_after_ms", "120000")
+    n2l.write_pattern(dev.path, 0, 8 * MB, 28)
+    n2l.settle()
+    a.signal(signal.SIGSTOP)
+    result = {}
+    reader = threading.Thread(
+        target=lambda: result.update(bad=n2l.check_pattern(dev.path, 0, 8 * MB, 28)))
+    reader.start()
+    n2l.wait_for(lambda: "timeouts=0" not in dev.sysfs_read("servers"),
+                 timeout=120, what="a request timeout")
+    assert reader.is_alive(), "reads must wait for the paused server"
+    time.sleep(2)
+    a.signal(signal.SIGCONT)
+    reader.join(timeout=300)
+    assert not reader.is_alive() and result.get("bad") == 0
+    assert servers_up(dev, 1)
+    assert dev.status()["failed_reads"] == 0
+
+
+@pytest.mark.parametrize("mode", ["garbage", "wrong-id", "wrong-len", "bad-magic",
+                                  "wrong-data", "silent"])
+def test_misbehaving_server_never_yields_wrong_data(lab, mode):
+    evil = lab.server("evil", ["--mode", mode, "--after", "8"], delay_us=DELAY_US)
+    f = lab.flash(32)
+    dev = netram_device(lab, "n2l-evil", 16 << 11, [evil], f.path)
+    dev.message("set", "netram_timeout_ms", "1000")
+    dev.message("set", "netram_dead_after_ms", "4000")
+    n2l.write_pattern(dev.path, 0, 12 * MB, 29)  # 8 PUTs go to the server
+    n2l.settle()
+    good, wrong, eio = n2l.scan_pattern(dev.path, 0, 12 * MB, 29)
+    assert wrong == 0, f"{wrong} blocks of wrong data from a {mode} server"
+    assert good + eio == 3072
+    log = "\n".join(n2l.dmesg_new())
+    assert "protocol error" in log or "timed out" in log, log
+    # The device outlives the server: without it, all of it is writable
+    # and readable again, and what was lost is rewritten.
+    dev.message("remove_server", evil.name)
+    n2l.write_pattern(dev.path, 0, 16 * MB, 30)
+    assert n2l.check_pattern(dev.path, 0, 16 * MB, 30) == 0
+    n2l.wait_for(lambda: not dev.status()["servers"], what="server gone")
+
+
+def test_remove_server_moves_its_slots_first(lab):
+    a, b = nswapd(lab, 32), nswapd(lab, 32)
+    dev = netram_device(lab, "n2l-rm", 16 << 11, [a])
+    n2l.write_pattern(dev.path, 0, 12 * MB, 31)
+    dev.message("add_server", b.name)
+    n2l.wait_for(lambda: servers_up(dev, 2), what="added server up")
+    assert dev.message("add_server", b.name, check=False).returncode != 0
+    dev.message("remove_server", a.name)
+    n2l.wait_for(lambda: all(s["name"] != a.name for s in dev.status()["servers"]),
+                 timeout=180, what="server removed")
+    st = dev.status()
+    assert server(dev, b.name)["held"] == 3072 and st["mapped"] == 3072
+    assert n2l.check_pattern(dev.path, 0, 12 * MB, 31) == 0
+    assert b.name in dev.table() and a.name not in dev.table()
+    assert dev.message("remove_server", a.name, check=False).returncode != 0
+
+
+def test_reload_without_a_server_drains_it(lab):
+    a, b = nswapd(lab, 32), nswapd(lab, 32)
+    dev = netram_device(lab, "n2l-rld", 16 << 11, [a, b])
+    n2l.write_pattern(dev.path, 0, 12 * MB, 32)
+    dev.reload(table_line(16 << 11, servers=[b.name]))
+    n2l.wait_for(lambda: len(dev.status()["servers"]) == 1, timeout=180,
+                 what="server drained away")
+    assert n2l.check_pattern(dev.path, 0, 12 * MB, 32) == 0
+
+
+def test_auth_token(lab):
+    token = "n2l-test-token-0123456789abcdef!"
+    assert len(token) == 32
+    path = "/tmp/n2l/token"
+    with open(path, "w") as f:
+        f.write(token)
+    a = nswapd(lab, 16, "--auth-token-file", path)
+    f = lab.flash(32)
+    param = "/sys/module/nswap2l/parameters/auth_token"
+    try:
+        with open(param, "w") as p:
+            p.write("wrong-token")
+        dev = lab.device("n2l-auth", table_line(8 << 11, f.path, servers=[a.name]))
+        n2l.wait_for(lambda: "wrong auth_token" in "\n".join(n2l.dmesg_new()),
+                     what="refusal logged")
+        n2l.write_pattern(dev.path, 0, 4 * MB, 33)
+        assert dev.status()["flash"]["held"] == 1024, "writes go elsewhere"
+        dev.remove()
+        with open(param, "w") as p:
+            p.write(token)
+        dev = netram_device(lab, "n2l-auth", 8 << 11, [a], f.path)
+        n2l.write_pattern(dev.path, 0, 4 * MB, 34)
+        assert dev.status()["netram"]["held"] == 1024
+    finally:
+        with open(param, "w") as p:
+            p.write("\n")
+
+
+def test_bad_server_arguments_are_refused(lab):
+    f = lab.flash(8)
+    for servers, error in [
+        (["10.77.1.2"], "Invalid server address: use a.b.c.d:port or [v6]:port"),
+        (["10.77.1.2:0"], "Invalid server address: use a.b.c.d:port or [v6]:port"),
+        (["10.77.1.300:7070"], "Invalid server address: use a.b.c.d:port or [v6]:port"),
+        (["[::1:7070"], "Invalid server address: use a.b.c.d:port or [v6]:port"),
+        (["host.example:7070"], "Invalid server address: use a.b.c.d:port or [v6]:port"),
+        (["10.77.1.2:7070", "10.77.1.2:7070"], "Duplicate server"),
+    ]:
+        n2l.dmesg_new()
+        p = run(f"dmsetup create n2l-badsrv --table '{table_line(8192, f.path, servers=servers)}'")
+        log = "\n".join(n2l.dmesg_new())
+        run("dmsetup remove --retry n2l-badsrv")
+        assert p.returncode != 0 and f"nswap2l: {error} (" in log, (servers, log)
+    dev = lab.device("n2l-badmsg", table_line(8192, f.path))
+    for words in (["add_server", "nonsense"], ["remove_server", "10.9.9.9:1"],
+                  ["set", "netram_timeout_ms", "5"], ["set", "bogus", "1"],
+                  ["set", "netram_dead_after_ms", "x"]):
+        assert dev.message(*words, check=False).returncode != 0, words
+    assert dev.sysfs_write("netram_timeout_ms", "99999999") != 0
+    assert dev.sysfs_write("servers", "frobnicate 1.2.3.4:5") != 0
+    assert dev.sysfs_write("netram_timeout_ms", "2500\n") == 0
+    assert dev.sysfs_read("netram_timeout_ms") == "2500\n"
+
+
+def test_swap_on_network_ram_under_pressure(lab):
+    from test_io import swap_workload
+    a, b = nswapd(lab, 96), nswapd(lab, 96)
+    dev = netram_device(lab, "n2l-nswap", 160 << 11, [a, b])
+    p, st = swap_workload(dev, limit_mb=48, vm_mb=128, seconds=40)
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out
+    assert st["netram"]["write_sectors"] * 512 >= 32 * MB
+    assert st["netram"]["reads"] > 0
+    sh(f"swapoff {dev.path}")

@@ -1,0 +1,281 @@
+"""Prefetching from Network RAM to Flash: the migration engine with every
+policy, under fio verify, swap, policy switches and overwrite/discard/read
+races on slots being moved; exact counters; tracepoints; knobs."""
+import json
+import os
+import threading
+import time
+
+import pytest
+
+import n2l
+from n2l import run, sh, table_line
+from test_io import fio_verify, swap_workload
+
+MB = 1 << 20
+POLICIES = ["rr", "random", "lrs", "mrs"]
+# Aggressive: every 50 ms, half of what is on Network RAM.
+AGGRESSIVE = ["interval_ms", "50", "amount_mode", "netram", "amount", "50"]
+
+
+def nswapd(lab, mb):
+    return lab.server("nswapd", ["--min-mb", str(mb), "--max-mb", str(mb),
+                                 "--reserve-mb", "0"], delay_us=100)
+
+
+def device(lab, name, mb, server_mb, flash_mb, prefetch="none", args=()):
+    srv = nswapd(lab, server_mb)
+    f = lab.flash(flash_mb)
+    dev = lab.device(name, table_line(mb << 11, f.path, servers=[srv.name],
+                                      prefetch=prefetch, prefetch_args=args))
+    n2l.wait_for(lambda: dev.servers_up(1), what="server up")
+    return dev
+
+
+def consistent(st):
+    """Slots on each medium add up, and every move is a prefetch."""
+    held = sum(st[m]["held"] for m in n2l.MEDIA)
+    assert held == st["mapped"], st
+    assert st["prefetched"] == st["flash"]["moved_in"] == st["netram"]["moved_out"], st
+    assert st["flash"]["held"] <= st["flash"]["capacity"]
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_fio_verify_while_migrating(lab, policy):
+    dev = device(lab, "n2l-pf", 48, 32, 48, policy, AGGRESSIVE)
+    # verify_backlog: reads and checks run among the writes, so slots are
+    # read, overwritten and moved all at once.
+    fio_verify(dev.path, "randwrite", "4k", "24M", iodepth=8,
+               extra="--verify_backlog=64 --loops=2")
+    st = dev.status()
+    assert st["prefetched"] > 0, st
+    assert st["prefetch_policy"] == policy
+    consistent(st)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_swap_with_verify_while_migrating(lab, policy):
+    dev = device(lab, "n2l-pfswap", 160, 64, 128, policy, AGGRESSIVE)
+    p, st = swap_workload(dev, limit_mb=32, vm_mb=96, seconds=20)
+    assert p.returncode == 0, p.stdout + p.stderr
+    st = dev.status()
+    assert st["prefetched"] > 0 and st["flash"]["held"] > 0, st
+    assert st["read_parallelism"] >= 1.0
+    consistent(st)
+    sh(f"swapoff {dev.path}")
+
+
+def test_policy_switching_under_load(lab):
+    dev = device(lab, "n2l-pfsw", 48, 32, 48, "lrs", AGGRESSIVE)
+    stop = threading.Event()
+    switches = []
+
+    def switcher():
+        i = 0
+        while not stop.is_set():
+            name = (POLICIES + ["none"])[i % 5]
+            if i % 2:
+                assert dev.sysfs_write("prefetch_policy",
+                                       f"{name} interval_ms 20") == 0
+            else:
+                dev.message("prefetch", name, "amount_mode", "netram", "amount", "30")
+            switches.append(name)
+            i += 1
+            time.sleep(0.3)
+
+    t = threading.Thread(target=switcher)
+    t.start()
+    try:
+        fio_verify(dev.path, "randrw", "16k", "24M", iodepth=8,
+                   extra="--verify_backlog=32 --loops=2")
+    finally:
+        stop.set()
+        t.join()
+    assert len(switches) >= 5
+    consistent(dev.status())
+
+
+@pytest.mark.parametrize("mode", ["owned", "shared"])
+def test_races_on_slots_being_migrated(lab, mode):
+    # A tiny device on one server and Flash, the engine moving everything
+    # it can every 10 ms, while writers overwrite and discard and readers
+    # read the very slots that move.
+    dev = device(lab, "n2l-pfrace", 8, 32, 16, "random",
+                 ["interval_ms", "10", "amount_mode", "netram", "amount", "100"])
+    p = run(f"{n2l.TOOLS}/n2l-race {dev.path} 2048 15 4 3 {mode}", timeout=900)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert " wrong 0" in p.stdout
+    st = dev.status()
+    assert st["prefetched"] > 0, st
+    consistent(st)
+
+
+def slot_reads(dev, offset_mb, length_mb, seed):
+    """(netram, flash) reads made by reading length_mb at offset_mb."""
+    n2l.settle()
+    before = dev.status()
+    assert n2l.check_pattern(dev.path, offset_mb * MB, length_mb * MB, seed) == 0
+    after = dev.status()
+    return tuple(after[m]["reads"] - before[m]["reads"] for m in ("netram", "flash"))
+
+
+@pytest.mark.parametrize("policy,moved_mb", [
+    ("lrs", (0, 1)),     # the oldest swap-outs: the first written
+    ("rr", (0, 1)),      # the sweep starts at slot 0
+    ("mrs", (6, 7)),     # the newest: the last written
+])
+def test_policy_picks_its_slots_and_counters_are_exact(lab, policy, moved_mb):
+    # 8 MiB in 1 MiB writes while the engine is off, then one run of it
+    # moves exactly 512 slots (fixed amount), and nothing more: no
+    # swap-outs since.
+    dev = device(lab, "n2l-pfexact", 16, 32, 16, policy,
+                 ["interval_ms", "100", "amount_mode", "fixed", "amount", "512",
+                  "enabled", "0"])
+    n2l.write_pattern(dev.path, 0, 8 * MB, 40)
+    dev.message("set", "prefetch_enabled", "1")
+    st = n2l.wait_for(lambda: (lambda s: s["prefetched"] == 512 and s)(dev.status()),
+                      timeout=60, what="512 slots prefetched")
+    time.sleep(1)
+    st = dev.status()
+    assert st["prefetched"] == 512, st
+    assert st["flash"]["held"] == 512 and st["netram"]["held"] == 2048 - 512
+    assert st["prefetch_hits"] == 0 and st["read_prefetch_ratio"] == 0.0
+    consistent(st)
+    for mb in range(8):
+        got = slot_reads(dev, mb, 1, 40)
+        # a moved run of 256 slots is contiguous on Flash: one read
+        want = (0, 1) if mb in moved_mb else (1, 0)
+        assert got == want, (policy, mb, got)
+    st = dev.status()
+    assert st["prefetch_hits"] == 512 and st["read_prefetch_ratio"] == 1.0, st
+    slot_reads(dev, 0, 8, 40)
+    assert dev.status()["prefetch_hits"] == 512, "a slot is a hit once"
+
+
+def test_overwrite_of_prefetched_slot_goes_back_to_netram(lab):
+    dev = device(lab, "n2l-pfover", 16, 32, 16, "lrs",
+                 ["interval_ms", "100", "amount_mode", "fixed", "amount", "256",
+                  "enabled", "0"])
+    n2l.write_pattern(dev.path, 0, 4 * MB, 41)
+    dev.message("set", "prefetch_enabled", "1")
+    n2l.wait_for(lambda: dev.status()["prefetched"] == 256, what="prefetch")
+    dev.message("prefetch", "lrs", "enabled", "0")
+    n2l.write_pattern(dev.path, 0, MB, 42)        # the prefetched slots
+    st = dev.status()
+    assert st["flash"]["held"] == 0 and st["netram"]["held"] == 1024, st
+    assert n2l.check_pattern(dev.path, 0, MB, 42) == 0
+    assert n2l.check_pattern(dev.path, MB, 3 * MB, 41) == 0
+    assert dev.status()["prefetch_hits"] == 0
+
+
+def test_engine_sleeps_without_swap_outs_and_when_disabled(lab):
+    dev = device(lab, "n2l-pfidle", 16, 32, 16, "lrs",
+                 ["interval_ms", "50", "amount_mode", "netram", "amount", "10"])
+    dev.message("set", "prefetch_enabled", "0")
+    n2l.write_pattern(dev.path, 0, 4 * MB, 43)
+    time.sleep(1)
+    assert dev.status()["prefetched"] == 0, "disabled"
+    dev.message("set", "prefetch_enabled", "1")
+    # The swap-outs made while it was off count: 10% of 1024 slots.
+    n2l.wait_for(lambda: dev.status()["prefetched"] == 103, what="one run")
+    time.sleep(1)
+    assert dev.status()["prefetched"] == 103, "no swap-outs since the last run"
+    n2l.write_pattern(dev.path, 4 * MB, MB, 43)
+    n2l.wait_for(lambda: dev.status()["prefetched"] > 103, what="a run after swap-outs")
+
+
+def test_tracepoints_record_writes_reads_frees_and_migrations(lab):
+    tracefs = "/sys/kernel/tracing"
+    if not os.path.isdir(f"{tracefs}/events"):
+        sh(f"mount -t tracefs none {tracefs}")
+    dev = device(lab, "n2l-pftrace", 16, 32, 16, "lrs",
+                 ["interval_ms", "100", "amount_mode", "fixed", "amount", "256",
+                  "enabled", "0"])
+    sh(f"echo > {tracefs}/trace; echo 1 > {tracefs}/events/nswap2l/enable")
+    try:
+        n2l.write_pattern(dev.path, 0, 2 * MB, 44)
+        dev.message("set", "prefetch_enabled", "1")
+        n2l.wait_for(lambda: dev.status()["prefetched"] == 256, what="prefetch")
+        n2l.check_pattern(dev.path, 0, 2 * MB, 44)
+        sh(f"blkdiscard -o {MB} -l {MB} {dev.path}")
+    finally:
+        sh(f"echo 0 > {tracefs}/events/nswap2l/enable")
+    trace = open(f"{tracefs}/trace").read()
+    rdev = os.stat(dev.path).st_rdev
+    devno = f"{os.major(rdev)}:{os.minor(rdev)}"
+    assert f"nswap2l_write: dev={devno} slot=0 nr=256 medium=netram" in trace, trace
+    assert f"nswap2l_migrate: dev={devno} slot=0 nr=256 moved=256 from=netram to=flash" \
+        in trace, trace
+    assert f"nswap2l_read: dev={devno} slot=0 nr=256 medium=flash" in trace, trace
+    assert f"nswap2l_read: dev={devno} slot=256 nr=256 medium=netram" in trace, trace
+    assert f"nswap2l_free: dev={devno} slot=256 nr=256 medium=none" in trace, trace
+    # The simulator replays what the kernel recorded, against every policy.
+    path = "/tmp/n2l/slots.trace"
+    with open(path, "w") as f:
+        f.write(trace)
+    p = run(f"{n2l.REPO}/build/n2l-sim --json --dev {devno} --interval-ms 10 "
+            f"--amount-mode fixed --amount 256 {path}")
+    assert p.returncode == 0, p.stderr
+    sim = json.loads(p.stdout)
+    assert sim["trace"]["malformed"] == 0 and sim["trace"]["events"] >= 10, sim["trace"]
+    assert sorted(sim["policies"]) == ["lrs", "mrs", "none", "random", "rr"]
+    assert sim["policies"]["none"]["prefetched"] == 0
+    assert sim["policies"]["lrs"]["prefetched"] > 0
+
+
+def test_prefetch_knobs_table_messages_and_sysfs(lab):
+    dev = device(lab, "n2l-pfknob", 16, 32, 16, "mrs",
+                 ["interval_ms", "250", "percent", "20"])
+    assert dev.table().endswith("mrs 4 interval_ms 250 amount 20")
+    assert dev.sysfs_read("prefetch_policy") == "lrs [mrs] none random rr\n"
+    assert dev.sysfs_read("prefetch_interval_ms") == "250\n"
+    assert dev.sysfs_read("prefetch_amount_mode") == "[swapouts] fixed netram\n"
+    assert dev.sysfs_write("prefetch_amount_mode", "fixed") == 0
+    assert dev.sysfs_write("prefetch_amount", "5000") == 0
+    assert dev.table().endswith("mrs 6 interval_ms 250 amount_mode fixed amount 5000")
+    # a percentage mode with an amount above 100 is refused, and changes nothing
+    assert dev.sysfs_write("prefetch_amount_mode", "netram") != 0
+    assert dev.sysfs_read("prefetch_amount_mode") == "swapouts [fixed] netram\n"
+    for words in (["prefetch", "bogus"], ["prefetch", "lrs", "interval_ms"],
+                  ["prefetch", "lrs", "interval_ms", "5"], ["prefetch", "lrs", "colour", "red"],
+                  ["set", "prefetch_enabled", "2"], ["set", "prefetch_amount_mode", "some"]):
+        assert dev.message(*words, check=False).returncode != 0, words
+    assert dev.sysfs_write("prefetch_policy", "nonesuch") != 0
+    assert dev.sysfs_write("prefetch_enabled", "yes") != 0
+    dev.message("prefetch", "rr", "enabled", "0")
+    assert dev.table().endswith("rr 8 interval_ms 250 amount_mode fixed amount 5000 enabled 0")
+    # what dmsetup table prints makes the same device again
+    line = dev.table()
+    dev.reload(line)
+    assert dev.table() == line
+
+
+@pytest.mark.parametrize("line,error", [
+    ("lrs 1 interval_ms", "Prefetch policy arguments must be key/value pairs"),
+    ("lrs 2 colour red", "Unknown prefetch policy argument"),
+    ("lrs 2 interval_ms 0", "Knob value out of range"),
+    ("lrs 2 amount_mode sometimes", "Unknown knob value"),
+    ("lrs 2 percent 101", "Prefetch amount is a percentage in this mode: at most 100"),
+    ("lrs 18 a b c d e f g h i j k l m n o p q r", "Too many prefetch policy arguments"),
+])
+def test_bad_prefetch_arguments_are_refused(lab, line, error):
+    f = lab.flash(8)
+    name, count, *args = line.split()
+    table = table_line(8192, f.path, prefetch=name).rsplit(" 0", 1)[0] + \
+        f" {count} {' '.join(args)}"
+    n2l.dmesg_new()
+    p = run(f"dmsetup create n2l-badpf --table '{table}'")
+    log = "\n".join(n2l.dmesg_new())
+    run("dmsetup remove --retry n2l-badpf")
+    assert p.returncode != 0 and f"nswap2l: {error} (" in log, log
+
+
+def test_prefetch_needs_flash(lab):
+    d = lab.disk(8)
+    n2l.dmesg_new()
+    table = table_line(8192, "-", d.path, prefetch="lrs")
+    p = run(f"dmsetup create n2l-pfnoflash --table '{table}'")
+    log = "\n".join(n2l.dmesg_new())
+    run("dmsetup remove --retry n2l-pfnoflash")
+    assert p.returncode != 0
+    assert "Prefetching moves slots to Flash: give a flash device" in log

@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""The swap device of each configuration, built fresh for every cell from
+emulated media (n2llab) and torn down after it. Runs in the guest."""
+import n2llab
+import profiles
+from n2llab import sh
+from nswap2l import table_line
+
+SERVERS = 2            # page servers, each behind a link of its own
+SWAP_PRIORITY = 100
+
+
+class SwapTarget:
+    """One configuration's swap device: setup() makes it, fresh() swaps on
+    it anew before each workload, stats() reads its counters, teardown()
+    undoes everything."""
+
+    def __init__(self, profile, config):
+        self.profile, self.config = profile, config
+        _, self.label, self.media, self.prefetch = \
+            next(c for c in profiles.CONFIGS if c[0] == config)
+        self.m = profile.media()
+        self.parts = []        # what to remove, in reverse order
+        self.device = None     # the nswap2l device, if any
+        self.path = None
+
+    def _keep(self, part):
+        self.parts.append(part)
+        return part
+
+    def _servers(self, total_mb):
+        each = max(4, total_mb // SERVERS)
+        servers = []
+        for i in range(1, SERVERS + 1):
+            link = self._keep(n2llab.Link(i, self.m["net_delay_us"],
+                                          self.m["net_rate_mbit"]))
+            servers.append(self._keep(n2llab.nswapd(link, each)))
+        return servers
+
+    def _flash(self, mb):
+        return self._keep(n2llab.NullBlk(mb, discard=True, prefix="bflash",
+                                         latency_ns=self.m["flash_latency_us"] * 1000,
+                                         mbps=self.m["flash_mbps"]))
+
+    def _disk(self, mb):
+        return self._keep(n2llab.DelayedDisk(mb, self.m["disk_delay_ms"],
+                                             name="bench-disk",
+                                             mbps=self.m["disk_mbps"]))
+
+    def _nswap2l(self, swap_mb):
+        """Nswap2L: Network RAM for part of what swaps, Flash and disk for
+        the rest; Nswap and the single-medium configurations: one medium
+        holding it all."""
+        hybrid = len(self.media) > 1
+        netram_mb = round(self.profile.limit_mb * self.profile.netram_share) \
+            if hybrid else swap_mb
+        servers = self._servers(netram_mb) if "netram" in self.media else []
+        flash = self._flash(swap_mb) if "flash" in self.media else None
+        disk = self._disk(swap_mb) if "disk" in self.media else None
+        args = self.profile.prefetch_args if self.prefetch not in (None, "none") else ()
+        line = table_line(swap_mb << 11, flash.path if flash else "-",
+                          disk.path if disk else "-",
+                          servers=[s.name for s in servers],
+                          prefetch=self.prefetch or "none", prefetch_args=args)
+        self.device = n2llab.Device("bench-swap", line)
+        self.parts.append(self.device)
+        if servers:
+            n2llab.wait_for(lambda: self.device.servers_up(len(servers)),
+                            what="page servers up")
+        return self.device.path
+
+    def _nbd(self, swap_mb):
+        link = self._keep(n2llab.Link(1, self.m["net_delay_us"], self.m["net_rate_mbit"]))
+        return self._keep(n2llab.NbdExport(link, swap_mb)).path
+
+    def _zram(self, swap_mb):
+        sh("modprobe zram num_devices=1")
+        sh(f"echo {swap_mb}M > /sys/block/zram0/disksize")
+        self.parts.append(ZramReset())
+        return "/dev/zram0"
+
+    def setup(self):
+        swap_mb = self.profile.swap_mb()
+        if self.config == "nbd":
+            self.path = self._nbd(swap_mb)
+        elif self.config == "zram":
+            self.path = self._zram(swap_mb)
+        else:
+            self.path = self._nswap2l(swap_mb)
+        sh(f"mkswap {self.path}")
+        return self.path
+
+    def fresh(self):
+        """Swap on it as if new: every slot discarded (a slot left over
+        from the last workload would hold Network RAM), counters zeroed."""
+        n2llab.run(f"swapoff {self.path}", timeout=3600)
+        sh(f"swapon --discard -p {SWAP_PRIORITY} {self.path}")
+        if self.device:
+            self.device.message("clear_stats")
+
+    def stats(self):
+        """Counters of the nswap2l device, if this configuration has one."""
+        if not self.device:
+            return {}
+        st = self.device.status()
+        out = {k: st[k] for k in ("read_parallelism", "read_prefetch_ratio",
+                                  "prefetched", "prefetch_hits")}
+        for m in ("netram", "flash", "disk"):
+            out[f"{m}_reads"] = st[m]["reads"]
+        return out
+
+    def teardown(self):
+        if self.path:
+            n2llab.run(f"swapoff {self.path}", timeout=3600)
+        for part in reversed(self.parts):
+            if isinstance(part, n2llab.Process):
+                part.stop()
+            else:
+                part.remove()
+        self.parts, self.device, self.path = [], None, None
+
+
+class ZramReset:
+    def remove(self):
+        n2llab.run("echo 1 > /sys/block/zram0/reset")
+        n2llab.run("rmmod zram")
+
+
+def vmstat_swap_mb():
+    """Swapped out and in since boot, in MiB."""
+    vm = dict(line.split() for line in open("/proc/vmstat"))
+    return int(vm["pswpout"]) * 4096 / (1 << 20), int(vm["pswpin"]) * 4096 / (1 << 20)
+
+
+def no_other_swap():
+    """The guest must swap to the device under test alone."""
+    for line in open("/proc/swaps").read().splitlines()[1:]:
+        n2llab.run(f"swapoff {line.split()[0]}")

@@ -1,0 +1,107 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Benchmark profiles: how fast the emulated media are, how big the
+workloads are, which cells run and how often. Pure data and arithmetic.
+
+The media keep the ratios of the original Nswap2L testbed: 1 Gb Ethernet
+(~100 us round trip), an Intel X25-M class SATA SSD (~80 us a 4 KiB read,
+250 MB/s) and a 7200 rpm disk (~8 ms a random access, 100 MB/s). A
+profile's scale slows all of them down together, so that they stay in
+proportion with what the emulated CPU can drive; every run calibrates
+them with fio and records what they really did."""
+from dataclasses import dataclass, field, replace
+
+PAPER = {
+    "net_delay_us": 50,        # each way: a 100 us round trip
+    "net_rate_mbit": 1000,
+    "flash_latency_us": 80,
+    "flash_mbps": 250,
+    "disk_delay_ms": 8,
+    "disk_mbps": 100,
+}
+
+WORKLOADS = ("wl1", "wl2", "wl4", "radix", "is", "hpl")
+
+# (name, what a reader calls it, media, prefetch policy)
+CONFIGS = (
+    ("disk", "disk swap", ("disk",), None),
+    ("flash", "Flash swap", ("flash",), None),
+    ("nswap", "Nswap (Network RAM only)", ("netram",), None),
+    ("n2l-none", "Nswap2L, no prefetching", ("netram", "flash", "disk"), "none"),
+    ("n2l-rr", "Nswap2L, prefetch RR", ("netram", "flash", "disk"), "rr"),
+    ("n2l-random", "Nswap2L, prefetch Random", ("netram", "flash", "disk"), "random"),
+    ("n2l-lrs", "Nswap2L, prefetch LRS", ("netram", "flash", "disk"), "lrs"),
+    ("n2l-mrs", "Nswap2L, prefetch MRS", ("netram", "flash", "disk"), "mrs"),
+    ("nbd", "swap over NBD (nbdkit memory)", (), None),
+    ("zram", "zram", (), None),
+)
+CONFIG_NAMES = tuple(c[0] for c in CONFIGS)
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    scale: float               # media are this many times slower than PAPER
+    limit_mb: int              # the workload's cgroup memory.max
+    reps: int
+    workloads: tuple = WORKLOADS
+    configs: tuple = CONFIG_NAMES
+    passes: dict = field(default_factory=dict)     # per workload, else its default
+    footprints: dict = field(default_factory=dict)  # x limit, per workload
+    procs: int = 4             # wl4, radix, is
+    netram_share: float = 0.5  # Nswap2L: Network RAM holds this share of swap
+    prefetch_args: tuple = ("interval_ms", "500", "percent", "25")
+    seed: int = 1
+
+    def media(self):
+        """The emulated media of this profile, scaled."""
+        s = self.scale
+        return {
+            "net_delay_us": round(PAPER["net_delay_us"] * s),
+            "net_rate_mbit": round(PAPER["net_rate_mbit"] / s),
+            "flash_latency_us": round(PAPER["flash_latency_us"] * s),
+            "flash_mbps": max(1, round(PAPER["flash_mbps"] / s)),
+            # dm-delay counts in jiffies: 4 ms at HZ=250
+            "disk_delay_ms": max(4, round(PAPER["disk_delay_ms"] * s / 4) * 4),
+            "disk_mbps": max(1, round(PAPER["disk_mbps"] / s)),
+        }
+
+    def swap_mb(self):
+        """Swap space every configuration gets. The workloads reach twice
+        the limit, but hpcc, sized by its HPL matrix, holds about three
+        times that matrix at its peak (its other kernels' arrays)."""
+        return self.limit_mb * 6
+
+    def cells(self):
+        """(config, workload, rep) in run order: reps outermost, so that
+        an interrupted run still has every cell at least once; within a
+        rep, one configuration's workloads one after the other, on one
+        device made for them (see blocks())."""
+        return [(c, w, r) for r in range(self.reps) for c in self.configs
+                for w in self.workloads]
+
+    def blocks(self):
+        """(rep, config, workloads): the cells that share one device."""
+        return [(r, c, self.workloads) for r in range(self.reps)
+                for c in self.configs]
+
+
+PROFILES = {
+    # make check: every configuration on a random and a parallel workload,
+    # seconds each (tests/vm/test_bench.py runs the other workloads too).
+    "smoke": Profile("smoke", scale=0.5, limit_mb=12, reps=1, workloads=("wl2", "radix"),
+                     passes={"wl1": 1, "wl2": 1, "wl4": 1, "is": 2}, procs=2,
+                     footprints={"radix": 1.25, "is": 1.25, "hpl": 1.1}),
+    # make bench: the whole matrix, small, twice; under 30 minutes.
+    "quick": Profile("quick", scale=1.0, limit_mb=16, reps=2,
+                     passes={"wl1": 2, "wl2": 2, "wl4": 2, "is": 3}, procs=2),
+    # make bench-full: what results/ holds.
+    "full": Profile("full", scale=1.0, limit_mb=48, reps=3),
+}
+
+
+def get(name, **overrides):
+    try:
+        p = PROFILES[name]
+    except KeyError:
+        raise ValueError(f"unknown profile {name!r}: {', '.join(PROFILES)}")
+    return replace(p, **overrides) if overrides else p

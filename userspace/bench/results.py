@@ -1,0 +1,112 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""What one benchmark run is made of, and the arithmetic over it: the
+workloads' result lines, cells and their medians, speedups. Pure Python,
+shared by the runner (in the guest) and the report (on the host)."""
+import csv
+import io
+import statistics
+
+# Fields of every cell in results.csv, in this order.
+CSV_FIELDS = ("config", "workload", "rep", "status", "seconds", "wall_seconds",
+              "reason", "footprint_mb", "limit_mb", "passes", "procs", "seed",
+              "read_parallelism", "read_prefetch_ratio", "prefetched",
+              "prefetch_hits", "netram_reads", "flash_reads", "disk_reads",
+              "swap_out_mb", "swap_in_mb")
+
+
+class ResultLineError(ValueError):
+    pass
+
+
+def parse_result_line(text):
+    """The key=value line a workload prints (its last such line) as a dict;
+    numbers stay strings but for 'seconds' and 'wall_seconds'."""
+    lines = [ln for ln in text.splitlines() if ln.startswith("workload=")]
+    if not lines:
+        raise ResultLineError("no result line (workload=...)")
+    fields = {}
+    for word in lines[-1].split():
+        key, eq, value = word.partition("=")
+        if not eq or not key:
+            raise ResultLineError(f"not key=value: {word!r}")
+        fields[key] = value
+    for key in ("workload", "status"):
+        if key not in fields:
+            raise ResultLineError(f"result line without {key}=")
+    for key in ("seconds", "wall_seconds"):
+        if key in fields:
+            try:
+                fields[key] = float(fields[key])
+            except ValueError:
+                raise ResultLineError(f"{key}={fields[key]!r} is not a number")
+    return fields
+
+
+def cell_from_run(config, workload, rep, returncode, output, stats=None):
+    """One cell of the matrix from a workload's exit status and output.
+
+    status is 'ok' only if the workload exited 0 and said status=ok; a
+    wrong or failed run keeps its reason and is never timed."""
+    cell = {"config": config, "workload": workload, "rep": rep}
+    try:
+        line = parse_result_line(output)
+    except ResultLineError as e:
+        line = {"status": "failed", "reason": f"exit {returncode}: {e}"}
+    ok = returncode == 0 and line.get("status") == "ok"
+    if ok:
+        cell["status"] = "ok"
+    elif line.get("status") == "wrong":
+        cell["status"] = "wrong"
+    else:
+        cell["status"] = "failed"
+    cell["reason"] = "" if ok else line.get("reason", f"exit {returncode}")
+    for key in ("footprint_mb", "limit_mb", "passes", "procs", "seed"):
+        cell[key] = line.get(key, "")
+    cell["seconds"] = line["seconds"] if ok and "seconds" in line else None
+    cell["wall_seconds"] = line["wall_seconds"] if ok and "wall_seconds" in line else None
+    cell.update(stats or {})
+    return cell
+
+
+def cells_to_csv(cells):
+    out = io.StringIO()
+    w = csv.DictWriter(out, fieldnames=CSV_FIELDS, extrasaction="ignore")
+    w.writeheader()
+    for c in cells:
+        w.writerow({k: "" if c.get(k) is None else c.get(k, "") for k in CSV_FIELDS})
+    return out.getvalue()
+
+
+def ok_values(cells, config, workload, key="seconds"):
+    return [c[key] for c in cells if c["config"] == config
+            and c["workload"] == workload and c["status"] == "ok"
+            and c.get(key) is not None]
+
+
+def median_or_none(values):
+    return statistics.median(values) if values else None
+
+
+def cell_median(cells, config, workload, key="seconds"):
+    """The median over a cell's good runs, or None if it has none."""
+    return median_or_none(ok_values(cells, config, workload, key))
+
+
+def speedup(cells, config, workload, baseline="disk"):
+    """How many times faster than the baseline (median runtimes)."""
+    base = cell_median(cells, baseline, workload)
+    mine = cell_median(cells, config, workload)
+    if base is None or mine is None or mine <= 0:
+        return None
+    return base / mine
+
+
+def bad_runs(cells):
+    """Every run that was not ok, for the report to name."""
+    return [c for c in cells if c["status"] != "ok"]
+
+
+def missing_cells(cells, configs, workloads):
+    """(config, workload) pairs without a single good run."""
+    return [(c, w) for c in configs for w in workloads
+            if cell_median(cells, c, w) is None]

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""The benchmark runner, guest side (userspace/bench/run boots the guest).
+
+Every configuration of the profile (disk, Flash, Nswap, Nswap2L with each
+prefetch policy, NBD, zram) runs every workload (WL1, WL2, WL4, Radix, IS,
+HPL) in a cgroup whose memory.max is the profile's limit, so that it
+swaps onto that configuration's device, built fresh for the cell. Each
+cell runs several times; a run that fails or computes a wrong result is
+recorded as such and never timed. Progress goes to stdout, results to
+results.json and results.csv after every cell.
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "pylib"))
+import calibrate  # noqa: E402
+import configs  # noqa: E402
+import n2lbench  # noqa: E402
+import n2llab  # noqa: E402
+import profiles  # noqa: E402
+import results  # noqa: E402
+
+WORKLOADS_DIR = os.path.join(n2llab.REPO, "build", "workloads")
+CGROUP = "/sys/fs/cgroup/n2l-bench"
+SINGLE_PROCESS = ("wl1", "wl2", "hpl")
+
+
+def workload_argv(profile, workload, rep):
+    argv = [os.path.join(WORKLOADS_DIR, workload), "--limit-mb", str(profile.limit_mb),
+            "--seed", str(profile.seed + rep)]
+    if workload in profile.passes:
+        argv += ["--passes", str(profile.passes[workload])]
+    if workload in profile.footprints:
+        argv += ["--footprint", str(profile.footprints[workload])]
+    if workload not in SINGLE_PROCESS:
+        argv += ["--procs", str(profile.procs)]
+    return argv
+
+
+def run_in_cgroup(profile, argv, timeout):
+    """The workload under memory.max = the profile's limit: (rc, output)."""
+    n2llab.sh("echo +memory > /sys/fs/cgroup/cgroup.subtree_control")
+    os.makedirs(CGROUP, exist_ok=True)
+    with open(f"{CGROUP}/memory.max", "w") as f:
+        f.write(f"{profile.limit_mb}M\n")
+    cmd = f"echo $$ > {CGROUP}/cgroup.procs && exec " + " ".join(argv)
+    try:
+        p = subprocess.run(cmd, shell=True, cwd="/tmp/n2l", capture_output=True,
+                           text=True, timeout=timeout)
+        return p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired as e:
+        n2llab.run(f"echo 1 > {CGROUP}/cgroup.kill")
+        return -1, f"{e.stdout or ''}\nworkload=? status=failed reason=timeout"
+    finally:
+        n2llab.wait_for(lambda: not open(f"{CGROUP}/cgroup.procs").read().strip(),
+                        timeout=60, what="the cgroup to empty")
+        os.rmdir(CGROUP)
+
+
+def run_cell(profile, target, workload, rep, timeout):
+    try:
+        target.fresh()
+        out0, in0 = configs.vmstat_swap_mb()
+        rc, output = run_in_cgroup(profile, workload_argv(profile, workload, rep), timeout)
+        out1, in1 = configs.vmstat_swap_mb()
+        stats = target.stats()
+        stats.update(swap_out_mb=round(out1 - out0, 1), swap_in_mb=round(in1 - in0, 1))
+    except Exception as e:  # a broken run is a failed run, not a dead runner
+        rc, output, stats = -1, f"workload={workload} status=failed reason=run:{e}", {}
+    cell = results.cell_from_run(target.config, workload, rep, rc, output, stats)
+    if cell["status"] != "ok":
+        cell["output"] = output[-4000:]
+    return cell
+
+
+def run_block(profile, config, workloads, rep, timeout, report):
+    """The workloads of one configuration, on one device made for them."""
+    target = configs.SwapTarget(profile, config)
+    try:
+        target.setup()
+        setup_error = None
+    except Exception as e:  # every cell of the block fails, the run goes on
+        setup_error = f"workload=? status=failed reason=setup:{e}"
+    try:
+        for workload in workloads:
+            report.start(config, workload, rep)
+            if setup_error:
+                cell = results.cell_from_run(config, workload, rep, -1, setup_error)
+            else:
+                cell = run_cell(profile, target, workload, rep, timeout)
+            report.done(cell)
+    finally:
+        target.teardown()
+
+
+class Progress:
+    """Prints where the run is, keeps the cells and saves them after each."""
+
+    def __init__(self, total, out_dir, run):
+        self.total, self.begin, self.cells = total, time.monotonic(), []
+        self.out_dir, self.run = out_dir, run
+        self.log = open(os.path.join(out_dir, "progress.log"), "w")
+
+    def say(self, line):
+        print(line, flush=True)
+        self.log.write(line + "\n")
+        self.log.flush()
+
+    def start(self, config, workload, rep):
+        done = len(self.cells)
+        elapsed = time.monotonic() - self.begin
+        eta = elapsed / done * (self.total - done) if done else 0
+        self.say(f"[{done + 1}/{self.total}] {config:10} {workload:6} rep {rep} "
+                 f"| elapsed {elapsed / 60:5.1f} min, about {eta / 60:5.1f} min to go")
+        self.cell_began = time.monotonic()
+
+    def done(self, cell):
+        cell["cell_seconds"] = round(time.monotonic() - self.cell_began, 2)
+        shown = f"{cell['seconds']:.2f} s" if cell["status"] == "ok" else \
+            f"{cell['status'].upper()}: {cell['reason']}"
+        self.say(f"    -> {shown} (the cell took {cell['cell_seconds']:.1f} s)")
+        self.cells.append(cell)
+        save(self.out_dir, self.run, self.cells)
+
+
+def environment(profile, calib):
+    return n2lbench.environment(
+        cpu=platform.processor() or platform.machine(),
+        memory_mb=meminfo_total_mb(),
+        profile=dict(vars(profile)),
+        media=profile.media(),
+        calibration=calib)
+
+
+def meminfo_total_mb():
+    for line in open("/proc/meminfo"):
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1]) // 1024
+    return 0
+
+
+def save(out_dir, run, cells):
+    run["cells"] = cells
+    with open(os.path.join(out_dir, "results.json"), "w") as f:
+        json.dump(run, f, indent=1)
+    with open(os.path.join(out_dir, "results.csv"), "w") as f:
+        f.write(results.cells_to_csv(cells))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--profile", default="quick", choices=sorted(profiles.PROFILES))
+    ap.add_argument("--out", default=os.environ.get("N2L_OUT", "/tmp/n2l"))
+    ap.add_argument("--reps", type=int)
+    ap.add_argument("--configs", help="comma-separated subset")
+    ap.add_argument("--workloads", help="comma-separated subset")
+    ap.add_argument("--timeout", type=int, default=3600, help="seconds per run")
+    a = ap.parse_args()
+
+    over = {}
+    if a.reps:
+        over["reps"] = a.reps
+    if a.configs:
+        over["configs"] = tuple(a.configs.split(","))
+    if a.workloads:
+        over["workloads"] = tuple(a.workloads.split(","))
+    profile = profiles.get(a.profile, **over)
+    os.makedirs(a.out, exist_ok=True)
+    n2llab.load_modules()
+    configs.no_other_swap()
+
+    print(f"== profile {profile.name}: media {profile.media()}", flush=True)
+    calib = calibrate.media(profile)
+    print(f"== calibration: {json.dumps(calib)}", flush=True)
+    run = {"benchmark": "nswap2l workloads", "date": n2lbench.now(),
+           "environment": environment(profile, calib),
+           "configs": {c[0]: c[1] for c in profiles.CONFIGS if c[0] in profile.configs},
+           "workloads": list(profile.workloads)}
+    progress = Progress(len(profile.cells()), a.out, run)
+    for rep, config, workloads in profile.blocks():
+        run_block(profile, config, workloads, rep, a.timeout, progress)
+    bad = results.bad_runs(progress.cells)
+    progress.say(f"== {len(progress.cells) - len(bad)} runs ok, {len(bad)} failed or wrong")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,355 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""The guest lab: emulated media, page servers behind shaped links, NBD
+exports and nswap2l devices, for the VM tests, the demo and the
+benchmarks. Runs inside the guest, as root.
+
+Media are real kernel drivers (memory-backed null_blk through configfs,
+dm-delay); every page server lives in its own network namespace, reached
+from the root namespace (where the kernel client runs) over a veth pair
+shaped by netem in both directions. Only the 10.77.<i>.0/24 links made
+here carry traffic: nothing leaves the guest.
+"""
+import os
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODULE = os.path.join(REPO, "nswap2l.ko")
+TOOLS = os.path.join(REPO, "build", "tools")
+NSWAPD = os.path.join(REPO, "build", "nswapd")
+NULLB = "/sys/kernel/config/nullb"
+LOGDIR = "/tmp/n2l"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from nswap2l import parse_status  # noqa: E402
+
+
+class CommandError(Exception):
+    pass
+
+
+def sh(cmd, check=True, timeout=600, input=None):
+    """Run a shell command; return its stdout. Raise with stderr on failure."""
+    p = subprocess.run(cmd, shell=True, capture_output=True, text=True,
+                       timeout=timeout, input=input)
+    if check and p.returncode != 0:
+        raise CommandError(f"{cmd!r} exited {p.returncode}\nstdout: {p.stdout}\n"
+                           f"stderr: {p.stderr}")
+    return p.stdout
+
+
+def run(cmd, timeout=600):
+    """Run a shell command; return the CompletedProcess, never raise."""
+    return subprocess.run(cmd, shell=True, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def wait_for(predicate, timeout=60, interval=0.2, what="condition"):
+    """predicate()'s first true value, polled until timeout seconds pass."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def load_modules(nswap2l=True):
+    """device-mapper, dm-delay, null_blk (with configfs mounted), nbd, and
+    nswap2l.ko from the tree."""
+    sh("modprobe dm-mod; modprobe dm-delay; modprobe nbd nbds_max=4")
+    # Loading null_blk loads configfs, which makes the mount point.
+    sh("modprobe null_blk nr_devices=0")
+    if not os.path.ismount("/sys/kernel/config"):
+        sh("mount -t configfs none /sys/kernel/config")
+    if nswap2l and "nswap2l" not in sh("lsmod"):
+        sh(f"insmod {MODULE}")
+    os.makedirs(LOGDIR, exist_ok=True)
+
+
+# ----------------------------------------------------------------------------
+# Media
+
+_nullb_index = [0]
+
+
+class NullBlk:
+    """A null_blk device made through configfs.
+
+    discard=True gives discard support (what TRIM pass-down needs);
+    latency_ns, if set, delays every completion by that much (a Flash
+    profile); mbps throttles bandwidth; cache_mb emulates a volatile write
+    cache, so that flushes and FUA reach the driver.
+    """
+
+    def __init__(self, size_mb, discard=False, latency_ns=0, mbps=0,
+                 memory_backed=True, cache_mb=0, blocksize=4096, prefix="n2lt"):
+        _nullb_index[0] += 1
+        self.name = f"{prefix}{_nullb_index[0]}"
+        self.dir = os.path.join(NULLB, self.name)
+        os.mkdir(self.dir)
+        self._set("size", size_mb)
+        self._set("blocksize", blocksize)
+        self._set("memory_backed", int(memory_backed))
+        self._set("discard", int(discard))
+        if latency_ns:
+            self._set("irqmode", 2)
+            self._set("completion_nsec", latency_ns)
+        if mbps:
+            self._set("mbps", mbps)
+        if cache_mb:
+            self._set("cache_size", cache_mb)
+        self._set("power", 1)
+        # Since 5.19 a configfs null_blk disk is named after its directory.
+        self.path = f"/dev/{self.name}"
+        self.sysname = self.name
+        wait_for(lambda: os.path.exists(self.path), timeout=5,
+                 what=f"{self.path} to appear")
+        self.size_mb = size_mb
+
+    def _set(self, attr, value):
+        with open(os.path.join(self.dir, attr), "w") as f:
+            f.write(f"{value}\n")
+
+    def stat(self):
+        """/sys/block/<dev>/stat as a dict of the fields we use."""
+        f = [int(x) for x in open(f"/sys/block/{self.sysname}/stat").read().split()]
+        return {"reads": f[0], "writes": f[4], "discards": f[11],
+                "discard_sectors": f[13], "flushes": f[15] if len(f) > 15 else 0}
+
+    def remove(self):
+        if os.path.isdir(self.dir):
+            self._set("power", 0)
+            os.rmdir(self.dir)
+
+
+class DelayedDisk:
+    """A disk: a memory-backed null_blk (throttled to mbps, if given)
+    behind dm-delay (ms per request; dm-delay has jiffy granularity, 4 ms
+    at HZ=250)."""
+
+    def __init__(self, size_mb, delay_ms=4, name="n2l-disk", mbps=0):
+        self.raw = NullBlk(size_mb, prefix="n2ld", mbps=mbps)
+        self.name = name
+        self.path = f"/dev/mapper/{name}"
+        sh(f"dmsetup create {name} --table "
+           f"'0 {size_mb * 2048} delay {self.raw.path} 0 {delay_ms}'")
+        self.size_mb = size_mb
+
+    def remove(self):
+        if os.path.exists(self.path):
+            sh(f"dmsetup remove --retry {self.name}")
+        self.raw.remove()
+
+
+# ----------------------------------------------------------------------------
+# Network: namespaces, shaped links, page servers, NBD
+
+
+class Link:
+    """Network namespace n2ls<i> with address 10.77.<i>.2, joined to the
+    root namespace (10.77.<i>.1) by a veth pair; netem gives each direction
+    delay_us and rate_mbit."""
+
+    def __init__(self, index, delay_us=0, rate_mbit=0):
+        self.index = index
+        self.ns = f"n2ls{index}"
+        self.host_if, self.peer_if = f"n2lh{index}", f"n2lp{index}"
+        self.addr = f"10.77.{index}.2"
+        self.delay_us, self.rate_mbit = delay_us, rate_mbit
+        sh(f"ip netns add {self.ns}")
+        sh(f"ip link add {self.host_if} type veth peer name {self.peer_if}")
+        sh(f"ip link set {self.peer_if} netns {self.ns}")
+        sh(f"ip addr add 10.77.{index}.1/24 dev {self.host_if}")
+        sh(f"ip link set {self.host_if} up")
+        self.nsexec(f"ip addr add {self.addr}/24 dev {self.peer_if}")
+        self.nsexec(f"ip link set {self.peer_if} up")
+        self.nsexec("ip link set lo up")
+        # Peer servers reach each other through the root namespace.
+        self.nsexec(f"ip route add default via 10.77.{index}.1")
+        sh("sysctl -qw net.ipv4.ip_forward=1")
+        if delay_us or rate_mbit:
+            q = "netem"
+            if delay_us:
+                q += f" delay {delay_us}us"
+            if rate_mbit:
+                q += f" rate {rate_mbit}mbit"
+            sh(f"tc qdisc replace dev {self.host_if} root {q}")
+            self.nsexec(f"tc qdisc replace dev {self.peer_if} root {q}")
+
+    def nsexec(self, cmd):
+        return sh(f"ip netns exec {self.ns} {cmd}")
+
+    def describe(self):
+        return {"delay_us_each_way": self.delay_us, "rate_mbit": self.rate_mbit,
+                "kind": "veth + netem, both directions"}
+
+    def remove(self):
+        run(f"ip netns del {self.ns}")
+        run(f"ip link del {self.host_if}")
+
+
+class Process:
+    """A server process listening on addr:port, in a link's namespace if
+    link is given, logging to LOGDIR."""
+
+    def __init__(self, link, argv, port, logname, addr=None):
+        self.link, self.port = link, port
+        self.name = f"{addr or link.addr}:{port}"
+        self.log = os.path.join(LOGDIR, logname)
+        os.makedirs(LOGDIR, exist_ok=True)
+        logf = open(self.log, "a")
+        netns = ["ip", "netns", "exec", link.ns] if link else []
+        self.proc = subprocess.Popen([*netns, *argv], stdout=logf, stderr=logf)
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise CommandError(f"server {self.name} exited:\n{self.read_log()}")
+            listening = run(" ".join([*netns, f"ss -Hltn sport = :{port}"]))
+            if listening.stdout.strip():
+                return
+            time.sleep(0.2)
+        raise CommandError(f"server {self.name} did not listen:\n{self.read_log()}")
+
+    def read_log(self):
+        return open(self.log).read() if os.path.exists(self.log) else ""
+
+    def pid(self):
+        """The server's own pid (ip netns exec execs it, so it is the same)."""
+        return self.proc.pid
+
+    def signal(self, sig):
+        os.kill(self.pid(), sig)
+
+    def stop(self, sig=15, timeout=60):
+        if self.proc and self.proc.poll() is None:
+            self.signal(sig)
+            try:
+                return self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                return self.proc.wait()
+        return self.proc.returncode if self.proc else None
+
+
+def nswapd(link, mb, *extra, port=7070, addr=None):
+    """An nswapd donating exactly mb MiB (min = max, nothing reserved), on
+    a link of its own, or on addr in this namespace."""
+    addr = addr or link.addr
+    return Process(link, [NSWAPD, "--listen", f"{addr}:{port}",
+                          "--min-mb", str(mb), "--max-mb", str(mb),
+                          "--reserve-mb", "0", "--interval-ms", "200", *extra],
+                   port, f"nswapd-{addr}-{port}.log", addr=addr)
+
+
+# The QEMU link between two guests (userspace/vm/n2l-vm --link): the
+# listening guest serves pages on 10.88.0.2, the connecting one is .1.
+REMOTE_MACS = {"server": "52:54:00:4e:32:01", "client": "52:54:00:4e:32:02"}
+
+
+def remote_link(side):
+    """Bring up this guest's end of the link to the other guest; its
+    address, or None if this guest has no such link."""
+    addr = f"10.88.0.{2 if side == 'server' else 1}"
+    for ifname in os.listdir("/sys/class/net"):
+        path = f"/sys/class/net/{ifname}/address"
+        if open(path).read().strip() != REMOTE_MACS[side]:
+            continue
+        if addr not in sh(f"ip -o addr show dev {ifname}"):
+            sh(f"ip addr add {addr}/24 dev {ifname}")
+            sh(f"ip link set {ifname} up")
+        return addr
+    return None
+
+
+class NbdExport:
+    """nbdkit's memory plugin serving size_mb in a link's namespace, and
+    the kernel nbd client attached to it (the swap-over-NBD peer)."""
+
+    def __init__(self, link, size_mb, device="/dev/nbd0", port=10809):
+        self.server = Process(link, ["nbdkit", "--foreground", "--exit-with-parent",
+                                     "-i", link.addr, "-p", str(port),
+                                     "memory", f"size={size_mb}M"],
+                              port, f"nbdkit-{link.index}.log")
+        self.path = device
+        self.size_mb = size_mb
+        sh(f"nbd-client {link.addr} {port} {device} -b 4096 -N ''")
+        wait_for(lambda: int(open(f"/sys/block/{os.path.basename(device)}/size").read()),
+                 timeout=30, what=f"{device} to connect")
+
+    def remove(self):
+        run(f"nbd-client -d {self.path}")
+        self.server.stop()
+
+
+# ----------------------------------------------------------------------------
+# nswap2l devices
+
+
+class Device:
+    """An nswap2l device: made with dmsetup create from table, or the
+    existing one called name; removed by remove()."""
+
+    def __init__(self, name, table=None):
+        self.name = name
+        self.path = f"/dev/mapper/{name}"
+        if table:
+            sh(f"dmsetup create {name} --table '{table}'")
+        self.minor = int(sh(f"dmsetup info -c --noheadings -o minor {name}").strip())
+        self.sysfs = f"/sys/block/dm-{self.minor}/nswap2l"
+
+    def status(self):
+        return parse_status(sh(f"dmsetup status {self.name}").strip())
+
+    def table(self):
+        return sh(f"dmsetup table {self.name}").strip()
+
+    def message(self, *words, check=True):
+        cmd = f"dmsetup message {self.name} 0 " + " ".join(words)
+        return sh(cmd) if check else run(cmd)
+
+    def reload(self, table):
+        sh(f"dmsetup reload {self.name} --table '{table}'")
+        sh(f"dmsetup resume {self.name}")
+
+    def sysfs_read(self, attr):
+        return open(os.path.join(self.sysfs, attr)).read()
+
+    def sysfs_write(self, attr, value):
+        """Write a sysfs attribute; return 0 or the errno of the failure."""
+        try:
+            with open(os.path.join(self.sysfs, attr), "w") as f:
+                f.write(value)
+            return 0
+        except OSError as e:
+            return e.errno
+
+    def servers_up(self, n):
+        """The status once at least n servers are up, else None."""
+        st = self.status()
+        return st if sum(s["state"] == "up" for s in st["servers"]) >= n else None
+
+    def remove(self):
+        if not os.path.exists(self.path):
+            return
+        p = run(f"dmsetup remove --retry {self.name}")
+        if p.returncode:
+            raise CommandError(f"dmsetup remove {self.name}: {p.stderr[-300:]}\n"
+                               f"{who_holds(self.path)}")
+
+
+def who_holds(path):
+    """What keeps a block device busy: processes that have it open, and
+    every task in D state with its kernel stack."""
+    lines = [run(f"fuser -v {path} 2>&1").stdout.strip()]
+    for pid in os.listdir("/proc"):
+        try:
+            if not pid.isdigit() or " D " not in open(f"/proc/{pid}/stat").read():
+                continue
+            comm = open(f"/proc/{pid}/comm").read().strip()
+            stack = open(f"/proc/{pid}/stack").read()
+        except OSError:
+            continue
+        lines.append(f"task {pid} ({comm}) in D state:\n{stack}")
+    return "\n".join(lines)
