@@ -16,6 +16,12 @@
 
 #define N2L_BACKOFF_MIN_MS	100
 #define N2L_BACKOFF_MAX_MS	5000
+/*
+ * A connection that breaks sooner than this after HELLO counts as a failed
+ * connect: a server that answers HELLO and then talks garbage must not get
+ * a reconnect storm.
+ */
+#define N2L_STABLE_MS		2000
 #define N2L_TAG_BITS		8
 
 static_assert(N2L_TAGS == 1 << N2L_TAG_BITS);
@@ -585,20 +591,26 @@ int n2l_server_thread(void *arg)
 	int r;
 
 	while (!kthread_should_stop()) {
+		unsigned long up_since;
+
 		r = connect_and_hello(srv, &sock);
-		if (r) {
-			if (r == -EACCES || r == -EPROTONOSUPPORT)
-				DMERR_LIMIT("server %s refused us: %s", srv->name,
-					    r == -EACCES ? "wrong auth_token" :
-					    "protocol version");
-			schedule_timeout_interruptible(msecs_to_jiffies(backoff));
-			backoff = min(backoff * 2, N2L_BACKOFF_MAX_MS);
-			continue;
+		if (!r) {
+			up_since = jiffies;
+			connection_up(srv, sock);
+			receive_loop(srv, sock);
+			connection_down(srv, sock);
+			if (time_after(jiffies, up_since +
+				       msecs_to_jiffies(N2L_STABLE_MS))) {
+				backoff = N2L_BACKOFF_MIN_MS;
+				continue;
+			}
+		} else if (r == -EACCES || r == -EPROTONOSUPPORT) {
+			DMERR_LIMIT("server %s refused us: %s", srv->name,
+				    r == -EACCES ? "wrong auth_token" :
+				    "protocol version");
 		}
-		backoff = N2L_BACKOFF_MIN_MS;
-		connection_up(srv, sock);
-		receive_loop(srv, sock);
-		connection_down(srv, sock);
+		schedule_timeout_interruptible(msecs_to_jiffies(backoff));
+		backoff = min(backoff * 2, N2L_BACKOFF_MAX_MS);
 	}
 	memalloc_noio_restore(noio);
 	return 0;

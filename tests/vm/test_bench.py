@@ -1,7 +1,7 @@
 """The benchmark runner end to end, on the tiny smoke profile: every
 configuration (disk, Flash, Nswap, Nswap2L with each prefetch policy,
-NBD, zram) runs a random and a parallel workload, Flash runs all the
-others, each verifying its result, and the report comes out of it."""
+NBD, zram) runs the random-access workload, Flash runs all the others,
+each verifying its result, and the report comes out of it."""
 import json
 import os
 import sys

@@ -4,8 +4,8 @@
 
 Every configuration of the profile (disk, Flash, Nswap, Nswap2L with each
 prefetch policy, NBD, zram) runs every workload (WL1, WL2, WL4, Radix, IS,
-HPL) in a cgroup whose memory.max is the profile's limit, so that it
-swaps onto that configuration's device, built fresh for the cell. Each
+HPL) in a cgroup held to the profile's limit, so that it swaps onto
+that configuration's device, built fresh for the cell. Each
 cell runs several times; a run that fails or computes a wrong result is
 recorded as such and never timed. Progress goes to stdout, results to
 results.json and results.csv after every cell.
@@ -44,12 +44,22 @@ def workload_argv(profile, workload, rep):
     return argv
 
 
-def run_in_cgroup(profile, argv, timeout):
-    """The workload under memory.max = the profile's limit: (rc, output)."""
+def limit_cgroup(profile):
+    """memory.high at the limit: the kernel throttles and reclaims a cgroup
+    above it, however slow the swap device. memory.max alone OOM-kills a
+    workload that allocates faster than a slow device writes (its reclaim
+    gives up on pages still under writeback), which would time the device's
+    backlog, not its speed. memory.max stays a backstop at twice the limit."""
     n2llab.sh("echo +memory > /sys/fs/cgroup/cgroup.subtree_control")
     os.makedirs(CGROUP, exist_ok=True)
-    with open(f"{CGROUP}/memory.max", "w") as f:
-        f.write(f"{profile.limit_mb}M\n")
+    for knob, mb in (("memory.high", profile.limit_mb), ("memory.max", 2 * profile.limit_mb)):
+        with open(f"{CGROUP}/{knob}", "w") as f:
+            f.write(f"{mb}M\n")
+
+
+def run_in_cgroup(profile, argv, timeout):
+    """The workload in the limited cgroup: (rc, output)."""
+    limit_cgroup(profile)
     cmd = f"echo $$ > {CGROUP}/cgroup.procs && exec " + " ".join(argv)
     try:
         p = subprocess.run(cmd, shell=True, cwd="/tmp/n2l", capture_output=True,
@@ -134,6 +144,7 @@ def environment(profile, calib):
     return n2lbench.environment(
         cpu=platform.processor() or platform.machine(),
         memory_mb=meminfo_total_mb(),
+        cgroup={"memory.high_mb": profile.limit_mb, "memory.max_mb": 2 * profile.limit_mb},
         profile=dict(vars(profile)),
         media=profile.media(),
         calibration=calib)

@@ -1,0 +1,73 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Sharing a profile's configurations between guests, and merging their runs."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import merge
+import profiles
+
+
+def test_split_balances_cost_and_keeps_every_config_once():
+    groups = profiles.split(profiles.CONFIG_NAMES, 2)
+    assert sorted(c for g in groups for c in g) == sorted(profiles.CONFIG_NAMES)
+    cost = [sum(profiles.COST.get(c, 2) for c in g) for g in groups]
+    assert abs(cost[0] - cost[1]) <= 2, groups
+    assert "disk" in groups[0] and "flash" in groups[0]   # costliest first
+
+
+@pytest.mark.parametrize("n", [1, 3, 20])
+def test_split_never_makes_empty_groups(n):
+    groups = profiles.split(("disk", "flash", "zram"), n)
+    assert len(groups) == min(n, 3) and all(groups)
+    assert profiles.split(("zram", "disk"), 1) == [["disk", "zram"]]
+
+
+def guest_run(configs, calib_us, date):
+    cells = [{"config": c, "workload": w, "rep": r, "status": "ok", "seconds": 1.0}
+             for r in (1, 0) for c in configs for w in ("wl2", "wl1")]
+    return {"benchmark": "b", "date": date, "configs": {c: c.upper() for c in configs},
+            "workloads": ["wl1", "wl2"], "cells": cells,
+            "environment": {"profile": {"name": "full"},
+                            "calibration": {"flash": {"read_4k_qd1_us": calib_us}}}}
+
+
+def test_merge_orders_cells_and_keeps_each_guests_calibration():
+    run = merge.merge_runs([guest_run(["zram", "flash"], 97.0, "2026-11-22T10:00:00Z"),
+                            guest_run(["disk"], 98.0, "2026-11-22T09:59:00Z")])
+    assert list(run["configs"]) == ["disk", "flash", "zram"]
+    assert run["date"] == "2026-11-22T09:59:00Z"
+    keys = [(c["rep"], c["config"], c["workload"]) for c in run["cells"]]
+    assert keys[:3] == [(0, "disk", "wl1"), (0, "disk", "wl2"), (0, "flash", "wl1")]
+    assert len(keys) == 12 and keys == sorted(keys, key=lambda k: (
+        k[0], profiles.CONFIG_NAMES.index(k[1]), ["wl1", "wl2"].index(k[2])))
+    assert [g["calibration"]["flash"]["read_4k_qd1_us"]
+            for g in run["environment"]["guests"]] == [97.0, 98.0]
+
+
+def test_merge_refuses_runs_of_different_profiles_or_none():
+    other = guest_run(["disk"], 1, "d")
+    other["environment"]["profile"]["name"] = "quick"
+    with pytest.raises(ValueError, match="different profiles"):
+        merge.merge_runs([guest_run(["flash"], 1, "d"), other])
+    with pytest.raises(ValueError, match="no runs"):
+        merge.merge_runs([])
+
+
+def test_merge_cli_writes_json_and_csv_and_names_a_missing_guest(tmp_path):
+    for i, configs in enumerate((["disk"], ["flash"])):
+        d = tmp_path / f"g{i}"
+        d.mkdir()
+        (d / "results.json").write_text(json.dumps(guest_run(configs, 1, "d")))
+    out = tmp_path / "out"
+    p = subprocess.run([sys.executable, os.path.join(os.path.dirname(merge.__file__), "merge.py"),
+                        str(out), str(tmp_path / "g0"), str(tmp_path / "g1"),
+                        str(tmp_path / "gone")], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "gone/results.json is missing" in p.stderr
+    run = json.loads((out / "results.json").read_text())
+    assert len(run["cells"]) == 8
+    assert (out / "results.csv").read_text().count("\n") == 9
