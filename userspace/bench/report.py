@@ -90,9 +90,11 @@ def environment_lines(run):
              f"- QEMU: {env.get('qemu')}; {env.get('fio')}"]
     prof = env.get("profile", {})
     lines.append(f"- profile {prof.get('name')}: workload memory limit "
-                 f"{prof.get('limit_mb')} MiB, {prof.get('reps')} runs per cell, "
+                 f"{prof.get('limit_mb')} MiB (per workload: {prof.get('limits') or 'none'}; "
+                 f"{env.get('cgroup', 'memory.max')}), {prof.get('reps')} runs per cell, "
                  f"media {prof.get('scale')}x slower than the paper's, "
                  f"seeds from {prof.get('seed')}, passes {prof.get('passes')}, "
+                 f"footprints x limit {prof.get('footprints') or 'the defaults'}, "
                  f"{prof.get('procs')} processes/threads")
     lines.append(f"- media as set: {json.dumps(env.get('media'))}")
     for medium, m in env.get("calibration", {}).items():

@@ -33,7 +33,7 @@ SINGLE_PROCESS = ("wl1", "wl2", "hpl")
 
 
 def workload_argv(profile, workload, rep):
-    argv = [os.path.join(WORKLOADS_DIR, workload), "--limit-mb", str(profile.limit_mb),
+    argv = [os.path.join(WORKLOADS_DIR, workload), "--limit-mb", str(profile.limit(workload)),
             "--seed", str(profile.seed + rep)]
     if workload in profile.passes:
         argv += ["--passes", str(profile.passes[workload])]
@@ -44,7 +44,7 @@ def workload_argv(profile, workload, rep):
     return argv
 
 
-def limit_cgroup(profile):
+def limit_cgroup(limit_mb):
     """memory.high at the limit: the kernel throttles and reclaims a cgroup
     above it, however slow the swap device. memory.max alone OOM-kills a
     workload that allocates faster than a slow device writes (its reclaim
@@ -52,14 +52,14 @@ def limit_cgroup(profile):
     backlog, not its speed. memory.max stays a backstop at twice the limit."""
     n2llab.sh("echo +memory > /sys/fs/cgroup/cgroup.subtree_control")
     os.makedirs(CGROUP, exist_ok=True)
-    for knob, mb in (("memory.high", profile.limit_mb), ("memory.max", 2 * profile.limit_mb)):
+    for knob, mb in (("memory.high", limit_mb), ("memory.max", 2 * limit_mb)):
         with open(f"{CGROUP}/{knob}", "w") as f:
             f.write(f"{mb}M\n")
 
 
-def run_in_cgroup(profile, argv, timeout):
+def run_in_cgroup(limit_mb, argv, timeout):
     """The workload in the limited cgroup: (rc, output)."""
-    limit_cgroup(profile)
+    limit_cgroup(limit_mb)
     cmd = f"echo $$ > {CGROUP}/cgroup.procs && exec " + " ".join(argv)
     try:
         p = subprocess.run(cmd, shell=True, cwd="/tmp/n2l", capture_output=True,
@@ -78,7 +78,8 @@ def run_cell(profile, target, workload, rep, timeout):
     try:
         target.fresh()
         out0, in0 = configs.vmstat_swap_mb()
-        rc, output = run_in_cgroup(profile, workload_argv(profile, workload, rep), timeout)
+        rc, output = run_in_cgroup(profile.limit(workload),
+                                   workload_argv(profile, workload, rep), timeout)
         out1, in1 = configs.vmstat_swap_mb()
         stats = target.stats()
         stats.update(swap_out_mb=round(out1 - out0, 1), swap_in_mb=round(in1 - in0, 1))
@@ -144,7 +145,7 @@ def environment(profile, calib):
     return n2lbench.environment(
         cpu=platform.processor() or platform.machine(),
         memory_mb=meminfo_total_mb(),
-        cgroup={"memory.high_mb": profile.limit_mb, "memory.max_mb": 2 * profile.limit_mb},
+        cgroup="memory.high = the workload's limit, memory.max = twice that",
         profile=dict(vars(profile)),
         media=profile.media(),
         calibration=calib)
