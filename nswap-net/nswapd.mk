@@ -19,7 +19,7 @@ FUZZ_SECONDS ?= 300
 FUZZ_CC ?= clang
 NSWAPD_FUZZ_CORPUS := nswap-net/fuzz/corpus
 
-.PHONY: nswapd nswapd-test fuzz-nswapd
+.PHONY: nswapd nswapd-test fuzz-nswapd fuzz-nswapd-merge
 fuzz-nswapd: SHELL := /bin/bash
 
 nswapd: build/nswapd
@@ -48,8 +48,10 @@ build/fuzz-nswapd: $(NSWAPD_LIB_SRC) nswap-net/fuzz/fuzz-frames.c $(NSWAPD_HDR) 
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-I$(NSWAPD_DIR) -o $@ nswap-net/fuzz/fuzz-frames.c $(NSWAPD_LIB_SRC)
 
-# New inputs go to build/fuzz-nswapd.new; the committed corpus stays the
-# small seed set (nswap-net/fuzz/gen-corpus.py writes it).
+# New inputs go to build/fuzz-nswapd.new; the committed corpus is the seed
+# set (nswap-net/fuzz/gen-corpus.py writes it) plus what fuzz-nswapd-merge
+# folded in: the inputs of up to 4 KiB that reach new coverage (the larger
+# ones would weigh megabytes in git).
 fuzz-nswapd: build/fuzz-nswapd
 	@mkdir -p build/fuzz-nswapd.new
 	build/fuzz-nswapd -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
@@ -60,3 +62,7 @@ fuzz-nswapd: build/fuzz-nswapd
 	rc=$${PIPESTATUS[0]}; \
 	echo "final: $$(grep -E '^#[0-9]+' build/fuzz-nswapd.log | tail -1)"; \
 	exit $$rc
+
+fuzz-nswapd-merge: build/fuzz-nswapd
+	build/fuzz-nswapd -merge=1 -max_len=4096 -rss_limit_mb=4096 \
+		$(NSWAPD_FUZZ_CORPUS) build/fuzz-nswapd.new
