@@ -66,3 +66,16 @@ def test_command_writes_report_and_plots(tmp_path):
 def test_command_without_results_fails(tmp_path):
     p = subprocess.run([sys.executable, REPORT, str(tmp_path)], capture_output=True)
     assert p.returncode != 0
+
+
+def test_environment_says_how_many_runs_each_cell_got():
+    run = synthetic_run()
+    run["environment"]["profile"]["reps"] = 3
+    md = report.report_md(run, [])
+    assert "runs per cell: 3 planned, 2 to 3 done" in md
+    assert "calibrated disk: 4 KiB read at QD1 8000 us" in md
+    run["environment"]["guests"] = [
+        {"configs": ["disk"], "calibration": {"disk": {"read_4k_qd1_us": 8001}}},
+        {"configs": ["flash"], "calibration": {}}]
+    assert "calibrated disk (guest 1: disk): 4 KiB read at QD1 8001 us" in \
+        report.report_md(run, [])

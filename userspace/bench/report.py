@@ -96,12 +96,32 @@ def environment_lines(run):
                  f"seeds from {prof.get('seed')}, passes {prof.get('passes')}, "
                  f"footprints x limit {prof.get('footprints') or 'the defaults'}, "
                  f"{prof.get('procs')} processes/threads")
+    lines.append(f"- {runs_done(run)}")
     lines.append(f"- media as set: {json.dumps(env.get('media'))}")
-    for medium, m in env.get("calibration", {}).items():
-        lines.append(f"- calibrated {medium}: 4 KiB read at QD1 "
-                     f"{m.get('read_4k_qd1_us')} us, 1 MiB reads "
-                     f"{m.get('read_1m_mib_s')} MiB/s")
+    guests = env.get("guests") or [{"configs": list(run["configs"]),
+                                    "calibration": env.get("calibration", {})}]
+    for i, g in enumerate(guests):
+        where = f" (guest {i + 1}: {', '.join(g['configs'])})" if len(guests) > 1 else ""
+        for medium, m in (g.get("calibration") or {}).items():
+            lines.append(f"- calibrated {medium}{where}: 4 KiB read at QD1 "
+                         f"{m.get('read_4k_qd1_us')} us, 1 MiB reads "
+                         f"{m.get('read_1m_mib_s')} MiB/s")
     return lines
+
+
+def runs_done(run):
+    """How many runs each cell got, against the profile's plan: a run cut
+    short still reports every cell it finished."""
+    counts = {}
+    for c in run["cells"]:
+        key = (c["config"], c["workload"])
+        counts[key] = counts.get(key, 0) + 1
+    planned = run["environment"].get("profile", {}).get("reps")
+    if not counts:
+        return f"runs per cell: {planned} planned, none done"
+    lo, hi = min(counts.values()), max(counts.values())
+    done = f"{lo}" if lo == hi else f"{lo} to {hi}"
+    return f"runs per cell: {planned} planned, {done} done"
 
 
 def bad_lines(run):
