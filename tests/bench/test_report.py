@@ -79,3 +79,14 @@ def test_environment_says_how_many_runs_each_cell_got():
         {"configs": ["flash"], "calibration": {}}]
     assert "calibrated disk (guest 1: disk): 4 KiB read at QD1 8001 us" in \
         report.report_md(run, [])
+
+
+def test_hpl_gets_a_whole_run_row_timed_by_wall_seconds():
+    run = synthetic_run()
+    for c, solve, whole in (("disk", 9.6, 80.0), ("n2l-lrs", 9.6, 40.0)):
+        run["cells"].append({"config": c, "workload": "hpl", "rep": 0, "status": "ok",
+                             "seconds": solve, "wall_seconds": whole, "reason": ""})
+    md = report.report_md(run, [])
+    assert "| HPL | 9.60 | — | — | — | 9.60 |" in md
+    assert "| HPL, whole hpcc run | 80.00 | — | — | — | 40.00 |" in md
+    assert "2.0x (n2l-lrs) | 1.5x |" in md

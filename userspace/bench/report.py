@@ -23,6 +23,22 @@ WORKLOAD_NAMES = {"wl1": "WL1", "wl2": "WL2", "wl4": "WL4", "radix": "Radix",
                   "is": "IS", "hpl": "HPL"}
 
 
+# Workloads whose own time leaves out where they swap most: hpcc's HPL
+# matrix fits the limit, its other kernels (run first) are what swap, so
+# the whole run gets a row of its own, timed by wall_seconds.
+WHOLE_RUN = {"hpl": "HPL, whole hpcc run"}
+
+
+def rows_of(run):
+    """(label, workload, key) of every row of the runtime tables."""
+    rows = []
+    for w in run["workloads"]:
+        rows.append((WORKLOAD_NAMES.get(w, w), w, "seconds"))
+        if w in WHOLE_RUN:
+            rows.append((WHOLE_RUN[w], w, "wall_seconds"))
+    return rows
+
+
 def fmt(v, digits=2, suffix=""):
     return "—" if v is None else f"{v:.{digits}f}{suffix}"
 
@@ -36,15 +52,14 @@ def table(header, rows):
 
 def runtime_table(run):
     cells, configs = run["cells"], list(run["configs"])
-    rows = [[WORKLOAD_NAMES.get(w, w)] +
-            [fmt(results.cell_median(cells, c, w), 2) for c in configs]
-            for w in run["workloads"]]
+    rows = [[label] + [fmt(results.cell_median(cells, c, w, key), 2) for c in configs]
+            for label, w, key in rows_of(run)]
     return table(["workload"] + configs, rows)
 
 
-def best_nswap2l(cells, workload):
+def best_nswap2l(cells, workload, key="seconds"):
     """The fastest Nswap2L configuration for a workload, and its speedup."""
-    got = [(results.speedup(cells, c, workload), c) for c in BEST_N2L]
+    got = [(results.speedup(cells, c, workload, key=key), c) for c in BEST_N2L]
     got = [(s, c) for s, c in got if s is not None]
     return max(got) if got else (None, None)
 
@@ -52,10 +67,10 @@ def best_nswap2l(cells, workload):
 def speedup_table(run):
     cells, configs = run["cells"], [c for c in run["configs"] if c != "disk"]
     rows = []
-    for w in run["workloads"]:
-        best, name = best_nswap2l(cells, w)
-        rows.append([WORKLOAD_NAMES.get(w, w)] +
-                    [fmt(results.speedup(cells, c, w), 1, "x") for c in configs] +
+    for label, w, key in rows_of(run):
+        best, name = best_nswap2l(cells, w, key)
+        rows.append([label] +
+                    [fmt(results.speedup(cells, c, w, key=key), 1, "x") for c in configs] +
                     [f"{fmt(best, 1, 'x')} ({name or '—'})",
                      fmt(PAPER_SPEEDUP.get(w), 1, "x")])
     return table(["workload"] + configs + ["best Nswap2L", "paper Nswap2L"], rows)

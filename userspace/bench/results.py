@@ -92,10 +92,10 @@ def cell_median(cells, config, workload, key="seconds"):
     return median_or_none(ok_values(cells, config, workload, key))
 
 
-def speedup(cells, config, workload, baseline="disk"):
+def speedup(cells, config, workload, baseline="disk", key="seconds"):
     """How many times faster than the baseline (median runtimes)."""
-    base = cell_median(cells, baseline, workload)
-    mine = cell_median(cells, config, workload)
+    base = cell_median(cells, baseline, workload, key)
+    mine = cell_median(cells, config, workload, key)
     if base is None or mine is None or mine <= 0:
         return None
     return base / mine
