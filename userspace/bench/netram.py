@@ -38,8 +38,13 @@ def case_name(rw, bs, qd):
 
 
 def ping_rtt_us(addr):
-    out = subprocess.run(["ping", "-c", "20", "-i", "0.05", "-q", addr],
-                         capture_output=True, text=True).stdout
+    """The link's round trip as ping sees it, or None without ping: the
+    figures of a long run must not be lost for want of a footnote."""
+    try:
+        out = subprocess.run(["ping", "-c", "20", "-i", "0.05", "-q", addr],
+                             capture_output=True, text=True).stdout
+    except FileNotFoundError:
+        return None
     line = [ln for ln in out.splitlines() if "min/avg/max" in ln]
     return float(line[0].split("=")[1].split("/")[1]) * 1000 if line else None
 
@@ -71,6 +76,10 @@ def summarise(runs):
     return summary
 
 
+def fmt_us(us):
+    return "not measured" if us is None else f"{us:.0f} us"
+
+
 def report(result):
     env = result["environment"]
     link = env["link"]
@@ -78,7 +87,7 @@ def report(result):
              f"{result['date']}, kernel {env['kernel']}, {env['mode']}.", "",
              f"Link: veth + netem, {link['delay_us_each_way']} us each way, "
              f"{link['rate_mbit'] or 'unlimited'} Mbit/s; ping RTT "
-             f"{link['ping_rtt_us']:.0f} us (guest time). Both servers sit behind "
+             f"{fmt_us(link['ping_rtt_us'])} (guest time). Both servers sit behind "
              f"the same link; {SIZE_MB} MiB region, preconditioned. "
              f"{env['runs']}.", "",
              "| case | metric | NBD | nswap2l | ratio | target |",
