@@ -15,8 +15,10 @@ def test_split_balances_cost_and_keeps_every_config_once():
     groups = profiles.split(profiles.CONFIG_NAMES, 2)
     assert sorted(c for g in groups for c in g) == sorted(profiles.CONFIG_NAMES)
     cost = [sum(profiles.COST.get(c, 2) for c in g) for g in groups]
-    assert abs(cost[0] - cost[1]) <= 2, groups
-    assert "disk" in groups[0] and "flash" in groups[0]   # costliest first
+    assert abs(cost[0] - cost[1]) <= 1, groups
+    # the Network RAM and NBD configurations, the costly ones, are shared
+    net = [c for c in profiles.CONFIG_NAMES if profiles.COST.get(c, 2) == 2]
+    assert all(any(c in g for c in net) for g in groups), groups
 
 
 @pytest.mark.parametrize("n", [1, 3, 20])

@@ -36,10 +36,13 @@ CONFIGS = (
 )
 CONFIG_NAMES = tuple(c[0] for c in CONFIGS)
 
-# How long a configuration's cells take, relative to each other (measured:
-# disk swap is the slowest by far, zram the quickest), to share them out
-# between guests.
-COST = {"disk": 6, "flash": 1, "zram": 0.5}
+# How much host time a configuration's cells take, relative to each other,
+# to share them out between guests. With instruction counting a guest that
+# waits costs nothing (its clock jumps to the next timer), so slow disk
+# swap is cheap; what costs is emulated CPU: the TCP stack of every
+# Network RAM and NBD request (measured on the full profile: about twice
+# the host time of disk or Flash cells per configuration).
+COST = {"disk": 1, "flash": 1, "zram": 0.5}
 
 
 def split(configs, n):
@@ -116,7 +119,8 @@ PROFILES = {
     "smoke": Profile("smoke", scale=0.5, limit_mb=12, reps=1, workloads=("wl2",),
                      passes={"wl1": 1, "wl2": 1, "wl4": 1, "is": 2}, procs=2,
                      footprints={"radix": 1.25, "is": 1.25, "hpl": 1.1}),
-    # make bench: the whole matrix, small, twice; under 30 minutes.
+    # make bench: the whole matrix, small, twice (about 45 minutes on two
+    # host cores; hpcc's kernels under emulation take most of it).
     "quick": Profile("quick", scale=1.0, limit_mb=8, reps=2,
                      passes={"wl1": 1, "wl2": 1, "wl4": 1, "is": 2}, procs=2,
                      limits={"hpl": 16}, footprints={"hpl": 0.75}),
