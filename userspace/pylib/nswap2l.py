@@ -19,6 +19,20 @@ def table_line(sectors, flash="-", disk="-", features=(), servers=(),
     return f"{start} {sectors} nswap2l " + " ".join(str(w) for w in words)
 
 
+def _counters(st, w, i, keys):
+    """Fields w[i:] as the integer counters named by keys; the next index."""
+    for k in keys:
+        st[k] = int(w[i])
+        i += 1
+    return i
+
+
+def _policy(w, i):
+    """'<name> <#args> <arg>...' at w[i]: (name, args, the next index)."""
+    nargs = int(w[i + 1])
+    return w[i], w[i + 2:i + 2 + nargs], i + 2 + nargs
+
+
 def parse_status(line):
     """Parse the INFO status of one nswap2l target, with or without the
     leading '<start> <length> nswap2l'."""
@@ -37,13 +51,8 @@ def parse_status(line):
                  "reads": int(w[i + 2]), "writes": int(w[i + 3]),
                  "read_sectors": int(w[i + 4]), "write_sectors": int(w[i + 5])}
         i += 6
-    for k in COUNTERS:
-        st[k] = int(w[i])
-        i += 1
-    st["placement"] = w[i]
-    nargs = int(w[i + 1])
-    st["placement_args"] = w[i + 2:i + 2 + nargs]
-    i += 2 + nargs
+    i = _counters(st, w, i, COUNTERS)
+    st["placement"], st["placement_args"], i = _policy(w, i)
     nserv = int(w[i])
     i += 1
     st["servers"] = []
@@ -52,13 +61,8 @@ def parse_status(line):
         st["servers"].append({"name": name, "state": state, "held": int(held),
                               "free": int(free), "capacity": int(cap)})
         i += 5
-    for k in NETRAM_COUNTERS:
-        st[k] = int(w[i])
-        i += 1
-    st["prefetch_policy"] = w[i]
-    nargs = int(w[i + 1])
-    st["prefetch_args"] = w[i + 2:i + 2 + nargs]
-    i += 2 + nargs
+    i = _counters(st, w, i, NETRAM_COUNTERS)
+    st["prefetch_policy"], st["prefetch_args"], i = _policy(w, i)
     st["prefetched"], st["prefetch_hits"] = int(w[i]), int(w[i + 1])
     st["read_prefetch_ratio"], st["read_parallelism"] = float(w[i + 2]), float(w[i + 3])
     i += 4
