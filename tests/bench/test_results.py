@@ -92,6 +92,17 @@ def test_profiles_scale_media_together():
         assert d >= 4 and d % 4 == 0, (scale, d)
 
 
+def test_media_bandwidth_comes_from_queueing():
+    m = profiles.get("full").media()
+    # 5 requests of 4 KiB in flight, 80 us each: the X25-M's 250 MB/s
+    assert m["flash_queue_depth"] == 5
+    assert 240 <= 5 * 4096 / m["flash_latency_us"] <= 260
+    assert m["disk_transfer_us"] == 41            # 4 KiB at 100 MB/s
+    slow = profiles.get("full", scale=4).media()
+    assert slow["flash_queue_depth"] == 5         # latency up, bandwidth down
+    assert slow["disk_transfer_us"] == 4 * 41
+
+
 def test_profile_cells_cover_the_matrix_reps_outermost():
     p = profiles.get("quick", reps=2)
     todo = p.cells()

@@ -3,6 +3,7 @@
 the start of every run and recorded with its results: a 4 KiB random read
 at queue depth 1 (latency) and 1 MiB sequential reads (throughput) on
 each medium as the configurations use it."""
+import configs
 import n2lbench
 import n2llab
 import profiles
@@ -35,14 +36,11 @@ def media(profile, runtime=2):
     link = n2llab.Link(1, m["net_delay_us"], m["net_rate_mbit"])
     try:
         if "flash" in used:
-            flash = n2llab.NullBlk(REGION_MB, discard=True, prefix="cflash",
-                                   latency_ns=m["flash_latency_us"] * 1000,
-                                   mbps=m["flash_mbps"])
+            flash = configs.flash(profile, REGION_MB, "cflash")
             out["flash"] = measure(flash.path, runtime)
             flash.remove()
         if "disk" in used:
-            disk = n2llab.DelayedDisk(REGION_MB, m["disk_delay_ms"], name="calib-disk",
-                                      mbps=m["disk_mbps"])
+            disk = configs.disk(profile, REGION_MB, "calib-disk")
             out["disk"] = measure(disk.path, runtime)
             disk.remove()
         if "netram" in used:

@@ -10,6 +10,22 @@ SERVERS = 2            # page servers, each behind a link of its own
 SWAP_PRIORITY = 100
 
 
+def flash(profile, mb, prefix):
+    """The profile's emulated SSD (see profiles.py)."""
+    m = profile.media()
+    return n2llab.NullBlk(mb, discard=True, prefix=prefix,
+                          latency_ns=m["flash_latency_us"] * 1000,
+                          queue_depth=m["flash_queue_depth"],
+                          max_kib=profiles.REQUEST_BYTES >> 10)
+
+
+def disk(profile, mb, name):
+    """The profile's emulated disk (see profiles.py)."""
+    m = profile.media()
+    return n2llab.DelayedDisk(mb, m["disk_delay_ms"], name=name,
+                              transfer_us=m["disk_transfer_us"])
+
+
 class SwapTarget:
     """One configuration's swap device: setup() makes it, fresh() swaps on
     it anew before each workload, stats() reads its counters, teardown()
@@ -38,14 +54,10 @@ class SwapTarget:
         return servers
 
     def _flash(self, mb):
-        return self._keep(n2llab.NullBlk(mb, discard=True, prefix="bflash",
-                                         latency_ns=self.m["flash_latency_us"] * 1000,
-                                         mbps=self.m["flash_mbps"]))
+        return self._keep(flash(self.profile, mb, "bflash"))
 
     def _disk(self, mb):
-        return self._keep(n2llab.DelayedDisk(mb, self.m["disk_delay_ms"],
-                                             name="bench-disk",
-                                             mbps=self.m["disk_mbps"]))
+        return self._keep(disk(self.profile, mb, "bench-disk"))
 
     def _nswap2l(self, swap_mb):
         """Nswap2L: Network RAM for part of what swaps, Flash and disk for

@@ -7,7 +7,14 @@ The media keep the ratios of the original Nswap2L testbed: 1 Gb Ethernet
 250 MB/s) and a 7200 rpm disk (~8 ms a random access, 100 MB/s). A
 profile's scale slows all of them down together, so that they stay in
 proportion with what the emulated CPU can drive; every run calibrates
-them with fio and records what they really did."""
+them with fio and records what they really did.
+
+Bandwidth comes from queueing, not from null_blk's own `mbps` throttle
+(a full run hung writers on it, results/full-20261122-2227/NOTES.md):
+the SSD is a null_blk that takes 4 KiB requests, each completing after
+its latency, a few at a time (250 MB/s at 80 us: 5 in flight); the disk
+is dm-delay's seek time in front of a null_blk that moves one 4 KiB
+request at a time at the disk's transfer rate."""
 from dataclasses import dataclass, field, replace
 
 PAPER = {
@@ -18,6 +25,8 @@ PAPER = {
     "disk_delay_ms": 8,
     "disk_mbps": 100,
 }
+
+REQUEST_BYTES = 4096     # the emulated media's largest request
 
 WORKLOADS = ("wl1", "wl2", "wl4", "radix", "is", "hpl")
 
@@ -75,9 +84,12 @@ class Profile:
     seed: int = 1
 
     def media(self):
-        """The emulated media of this profile, scaled."""
+        """The emulated media of this profile, scaled, with the queueing
+        that gives them their bandwidth: the SSD takes as many 4 KiB
+        requests at once as its bandwidth moves in a latency (mbps x us =
+        bytes); the disk moves one 4 KiB request at a time."""
         s = self.scale
-        return {
+        m = {
             "net_delay_us": round(PAPER["net_delay_us"] * s),
             "net_rate_mbit": round(PAPER["net_rate_mbit"] / s),
             "flash_latency_us": round(PAPER["flash_latency_us"] * s),
@@ -86,6 +98,10 @@ class Profile:
             "disk_delay_ms": max(4, round(PAPER["disk_delay_ms"] * s / 4) * 4),
             "disk_mbps": max(1, round(PAPER["disk_mbps"] / s)),
         }
+        m["flash_queue_depth"] = max(1, round(
+            m["flash_mbps"] * m["flash_latency_us"] / REQUEST_BYTES))
+        m["disk_transfer_us"] = max(1, round(REQUEST_BYTES / m["disk_mbps"]))
+        return m
 
     def limit(self, workload):
         """The memory limit of one workload. HPL gets its own: hpcc, MPI
@@ -119,11 +135,12 @@ PROFILES = {
     "smoke": Profile("smoke", scale=0.5, limit_mb=12, reps=1, workloads=("wl2",),
                      passes={"wl1": 1, "wl2": 1, "wl4": 1, "is": 2}, procs=2,
                      footprints={"radix": 1.25, "is": 1.25, "hpl": 1.1}),
-    # make bench: the whole matrix, small, twice (about 45 minutes on two
-    # host cores; hpcc's kernels under emulation take most of it).
+    # make bench: the whole matrix, small, twice, under 30 minutes on two
+    # host cores (hpcc's kernels under emulation take the most, so its
+    # matrix is small: hpcc's other arrays, three times it, still swap).
     "quick": Profile("quick", scale=1.0, limit_mb=8, reps=2,
                      passes={"wl1": 1, "wl2": 1, "wl4": 1, "is": 2}, procs=2,
-                     limits={"hpl": 16}, footprints={"hpl": 0.75}),
+                     limits={"hpl": 16}, footprints={"hpl": 0.5}),
     # make bench-full: what results/ holds.
     "full": Profile("full", scale=1.0, limit_mb=12, reps=3,
                     passes={"wl1": 2, "wl2": 2, "wl4": 2, "is": 4},

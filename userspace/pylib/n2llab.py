@@ -79,12 +79,15 @@ class NullBlk:
 
     discard=True gives discard support (what TRIM pass-down needs);
     latency_ns, if set, delays every completion by that much (a Flash
-    profile); mbps throttles bandwidth; cache_mb emulates a volatile write
-    cache, so that flushes and FUA reach the driver.
+    profile); queue_depth and max_kib, if set, bound the requests in flight
+    and their size, which with latency_ns bounds bandwidth; cache_mb
+    emulates a volatile write cache, so that flushes and FUA reach the
+    driver.
     """
 
-    def __init__(self, size_mb, discard=False, latency_ns=0, mbps=0,
-                 memory_backed=True, cache_mb=0, blocksize=4096, prefix="n2lt"):
+    def __init__(self, size_mb, discard=False, latency_ns=0, queue_depth=0,
+                 max_kib=0, memory_backed=True, cache_mb=0, blocksize=4096,
+                 prefix="n2lt"):
         _nullb_index[0] += 1
         self.name = f"{prefix}{_nullb_index[0]}"
         self.dir = os.path.join(NULLB, self.name)
@@ -96,8 +99,12 @@ class NullBlk:
         if latency_ns:
             self._set("irqmode", 2)
             self._set("completion_nsec", latency_ns)
-        if mbps:
-            self._set("mbps", mbps)
+        if queue_depth:
+            # one queue, so that the depth is the device's, not a CPU's
+            self._set("submit_queues", 1)
+            self._set("hw_queue_depth", queue_depth)
+        if max_kib:
+            self._set("max_sectors", max_kib * 2)
         if cache_mb:
             self._set("cache_size", cache_mb)
         self._set("power", 1)
@@ -125,12 +132,14 @@ class NullBlk:
 
 
 class DelayedDisk:
-    """A disk: a memory-backed null_blk (throttled to mbps, if given)
-    behind dm-delay (ms per request; dm-delay has jiffy granularity, 4 ms
-    at HZ=250)."""
+    """A disk: dm-delay (ms per request; dm-delay has jiffy granularity,
+    4 ms at HZ=250) in front of a memory-backed null_blk that, given
+    transfer_us, moves one 4 KiB request at a time in that many us."""
 
-    def __init__(self, size_mb, delay_ms=4, name="n2l-disk", mbps=0):
-        self.raw = NullBlk(size_mb, prefix="n2ld", mbps=mbps)
+    def __init__(self, size_mb, delay_ms=4, name="n2l-disk", transfer_us=0):
+        serial = {"latency_ns": transfer_us * 1000, "queue_depth": 1,
+                  "max_kib": 4} if transfer_us else {}
+        self.raw = NullBlk(size_mb, prefix="n2ld", **serial)
         self.name = name
         self.path = f"/dev/mapper/{name}"
         sh(f"dmsetup create {name} --table "
