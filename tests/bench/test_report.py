@@ -73,6 +73,8 @@ def test_environment_says_how_many_runs_each_cell_got():
     run["environment"]["profile"]["reps"] = 3
     md = report.report_md(run, [])
     assert "runs per cell: 3 planned, 2 to 3 done" in md
+    # wl1 n2l-lrs: 2.0 and 2.2 s, 0.2 / 2.1
+    assert "at most 9.5% (n2l-lrs WL1)" in md
     assert "calibrated disk: 4 KiB read at QD1 8000 us" in md
     run["environment"]["guests"] = [
         {"configs": ["disk"], "calibration": {"disk": {"read_4k_qd1_us": 8001}}},

@@ -119,3 +119,16 @@ def test_profile_cells_cover_the_matrix_reps_outermost():
 def test_unknown_profile_is_refused():
     with pytest.raises(ValueError, match="unknown profile"):
         profiles.get("huge")
+
+
+def test_spread_compares_good_runs_of_one_cell():
+    cells = [{"config": "a", "workload": "w", "status": "ok", "seconds": t}
+             for t in (9.0, 10.0, 11.0)]
+    cells += [{"config": "b", "workload": "w", "status": "ok", "seconds": 4.0},
+              {"config": "b", "workload": "w", "status": "wrong", "seconds": None},
+              {"config": "c", "workload": "w", "status": "ok", "seconds": 5.0},
+              {"config": "c", "workload": "w", "status": "ok", "seconds": 5.0}]
+    typical, worst, where = results.spread(cells)
+    assert where == ("a", "w") and abs(worst - 0.2) < 1e-9
+    assert abs(typical - 0.1) < 1e-9          # median of 0.2 and 0.0
+    assert results.spread(cells[3:5]) is None  # one good run: nothing to compare

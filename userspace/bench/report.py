@@ -112,6 +112,7 @@ def environment_lines(run):
                  f"footprints x limit {prof.get('footprints') or 'the defaults'}, "
                  f"{prof.get('procs')} processes/threads")
     lines.append(f"- {runs_done(run)}")
+    lines.append(f"- {runs_agree(run)}")
     lines.append(f"- media as set: {json.dumps(env.get('media'))}")
     guests = env.get("guests") or [{"configs": list(run["configs"]),
                                     "calibration": env.get("calibration", {})}]
@@ -137,6 +138,17 @@ def runs_done(run):
     lo, hi = min(counts.values()), max(counts.values())
     done = f"{lo}" if lo == hi else f"{lo} to {hi}"
     return f"runs per cell: {planned} planned, {done} done"
+
+
+def runs_agree(run):
+    """How much runs of one cell differ: why a few runs per cell do."""
+    got = results.spread(run["cells"])
+    if got is None:
+        return "no cell has two good runs to compare"
+    typical, worst, (config, workload) = got
+    return (f"runs of one cell differ by {typical:.1%} (median over cells; "
+            f"(slowest - fastest) / median), at most {worst:.1%} ({config} "
+            f"{WORKLOAD_NAMES.get(workload, workload)})")
 
 
 def bad_lines(run):

@@ -101,6 +101,20 @@ def speedup(cells, config, workload, baseline="disk", key="seconds"):
     return base / mine
 
 
+def spread(cells, key="seconds"):
+    """How far apart the good runs of one cell are: (the median over cells
+    of (slowest - fastest) / median, the largest, its (config, workload)),
+    over cells with two runs or more; None if there are none."""
+    got = []
+    for config, workload in sorted({(c["config"], c["workload"]) for c in cells}):
+        v = ok_values(cells, config, workload, key)
+        if len(v) > 1 and statistics.median(v) > 0:
+            got.append(((max(v) - min(v)) / statistics.median(v), (config, workload)))
+    if not got:
+        return None
+    return statistics.median(s for s, _ in got), *max(got)
+
+
 def bad_runs(cells):
     """Every run that was not ok, for the report to name."""
     return [c for c in cells if c["status"] != "ok"]
