@@ -73,6 +73,7 @@ def test_environment_says_how_many_runs_each_cell_got():
     run["environment"]["profile"]["reps"] = 3
     md = report.report_md(run, [])
     assert "runs per cell: 3 planned, 2 to 3 done" in md
+    assert "booted again" not in md
     # wl1 n2l-lrs: 2.0 and 2.2 s, 0.2 / 2.1
     assert "at most 9.5% (n2l-lrs WL1)" in md
     assert "calibrated disk: 4 KiB read at QD1 8000 us" in md
@@ -92,3 +93,14 @@ def test_hpl_gets_a_whole_run_row_timed_by_wall_seconds():
     assert "| HPL | 9.60 | — | — | — | 9.60 |" in md
     assert "| HPL, whole hpcc run | 80.00 | — | — | — | 40.00 |" in md
     assert "2.0x (n2l-lrs) | 1.5x |" in md
+
+
+def test_environment_names_a_guest_that_died_and_went_on():
+    run = synthetic_run()
+    run["environment"]["guests"] = [
+        {"configs": ["disk"], "calibration": {}, "resumed": [{"cells_done": 7}]},
+        {"configs": ["flash"], "calibration": {}, "resumed": []}]
+    md = report.report_md(run, [])
+    assert "the guest (guest 1: disk) died and was booted again 1 time(s), " \
+        "going on after 7 cells" in md
+    assert "guest 2: flash) died" not in md

@@ -132,3 +132,13 @@ def test_spread_compares_good_runs_of_one_cell():
     assert where == ("a", "w") and abs(worst - 0.2) < 1e-9
     assert abs(typical - 0.1) < 1e-9          # median of 0.2 and 0.0
     assert results.spread(cells[3:5]) is None  # one good run: nothing to compare
+
+
+def test_blocks_leave_out_cells_done_before_a_restart():
+    p = profiles.get("quick", reps=2, configs=("disk", "flash"),
+                     workloads=("wl1", "wl2"))
+    assert p.blocks() == [(0, "disk", ("wl1", "wl2")), (0, "flash", ("wl1", "wl2")),
+                          (1, "disk", ("wl1", "wl2")), (1, "flash", ("wl1", "wl2"))]
+    done = {("disk", "wl1", 0), ("disk", "wl2", 0), ("flash", "wl1", 0)}
+    assert p.blocks(done) == [(0, "flash", ("wl2",)), (1, "disk", ("wl1", "wl2")),
+                              (1, "flash", ("wl1", "wl2"))]

@@ -40,7 +40,9 @@ def merge_runs(runs):
                               if c["workload"] in workloads else len(workloads)))
     env = dict(runs[0]["environment"])
     env["guests"] = [{"configs": list(r["configs"]),
-                      "calibration": r["environment"].get("calibration")} for r in runs]
+                      "calibration": r["environment"].get("calibration"),
+                      "resumed": r["environment"].get("resumed", [])} for r in runs]
+    env.pop("resumed", None)
     return {"benchmark": runs[0]["benchmark"], "date": min(r["date"] for r in runs),
             "environment": env, "configs": configs, "workloads": workloads,
             "cells": cells}

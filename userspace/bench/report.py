@@ -122,6 +122,13 @@ def environment_lines(run):
             lines.append(f"- calibrated {medium}{where}: 4 KiB read at QD1 "
                          f"{m.get('read_4k_qd1_us')} us, 1 MiB reads "
                          f"{m.get('read_1m_mib_s')} MiB/s")
+        restarts = g.get("resumed", env.get("resumed") if len(guests) == 1 else None)
+        if restarts:
+            lines.append(f"- the guest{where} died and was booted again "
+                         f"{len(restarts)} time(s), going on after "
+                         f"{', '.join(str(r['cells_done']) for r in restarts)} cells "
+                         "(every cell finished before is kept; the consoles of the "
+                         "boots that died are console-died-*.log in its build/vm directory)")
     return lines
 
 

@@ -114,10 +114,11 @@ def run_block(profile, config, workloads, rep, timeout, report):
 class Progress:
     """Prints where the run is, keeps the cells and saves them after each."""
 
-    def __init__(self, total, out_dir, run):
-        self.total, self.begin, self.cells = total, time.monotonic(), []
+    def __init__(self, total, out_dir, run, cells=()):
+        self.total, self.begin, self.cells = total, time.monotonic(), list(cells)
         self.out_dir, self.run = out_dir, run
-        self.log = open(os.path.join(out_dir, "progress.log"), "w")
+        self.first = len(self.cells)     # done before this boot: not timed here
+        self.log = open(os.path.join(out_dir, "progress.log"), "a" if cells else "w")
 
     def say(self, line):
         print(line, flush=True)
@@ -127,7 +128,8 @@ class Progress:
     def start(self, config, workload, rep):
         done = len(self.cells)
         elapsed = time.monotonic() - self.begin
-        eta = elapsed / done * (self.total - done) if done else 0
+        here = done - self.first
+        eta = elapsed / here * (self.total - done) if here else 0
         self.say(f"[{done + 1}/{self.total}] {config:10} {workload:6} rep {rep} "
                  f"| elapsed {elapsed / 60:5.1f} min, about {eta / 60:5.1f} min to go")
         self.cell_began = time.monotonic()
@@ -166,6 +168,22 @@ def save(out_dir, run, cells):
         f.write(results.cells_to_csv(cells))
 
 
+def resumed_run(out_dir, profile):
+    """The run a guest that died left in out_dir, to go on with, or None.
+    Its cells stay (a finished cell was saved whole); each boot that goes
+    on with it is recorded, so the report can say a guest was restarted."""
+    path = os.path.join(out_dir, "results.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        run = json.load(f)
+    if run["environment"].get("profile", {}).get("name") != profile.name:
+        raise SystemExit(f"{path} is a run of another profile: not going on with it")
+    run["environment"].setdefault("resumed", []).append(
+        {"date": n2lbench.now(), "cells_done": len(run["cells"])})
+    return run
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--profile", default="quick", choices=sorted(profiles.PROFILES))
@@ -174,6 +192,8 @@ def main():
     ap.add_argument("--configs", help="comma-separated subset")
     ap.add_argument("--workloads", help="comma-separated subset")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per run")
+    ap.add_argument("--resume", action="store_true",
+                    help="go on with the run in --out, if there is one")
     a = ap.parse_args()
 
     over = {}
@@ -189,14 +209,19 @@ def main():
     configs.no_other_swap()
 
     print(f"== profile {profile.name}: media {profile.media()}", flush=True)
-    calib = calibrate.media(profile)
-    print(f"== calibration: {json.dumps(calib)}", flush=True)
-    run = {"benchmark": "nswap2l workloads", "date": n2lbench.now(),
-           "environment": environment(profile, calib),
-           "configs": {c[0]: c[1] for c in profiles.CONFIGS if c[0] in profile.configs},
-           "workloads": list(profile.workloads)}
-    progress = Progress(len(profile.cells()), a.out, run)
-    for rep, config, workloads in profile.blocks():
+    run = resumed_run(a.out, profile) if a.resume else None
+    if run:
+        print(f"== going on with {len(run['cells'])} cells done", flush=True)
+    else:
+        calib = calibrate.media(profile)
+        print(f"== calibration: {json.dumps(calib)}", flush=True)
+        run = {"benchmark": "nswap2l workloads", "date": n2lbench.now(),
+               "environment": environment(profile, calib),
+               "configs": {c[0]: c[1] for c in profiles.CONFIGS if c[0] in profile.configs},
+               "workloads": list(profile.workloads), "cells": []}
+    progress = Progress(len(profile.cells()), a.out, run, run["cells"])
+    done = {(c["config"], c["workload"], c["rep"]) for c in run["cells"]}
+    for rep, config, workloads in profile.blocks(done):
         run_block(profile, config, workloads, rep, a.timeout, progress)
     bad = results.bad_runs(progress.cells)
     progress.say(f"== {len(progress.cells) - len(bad)} runs ok, {len(bad)} failed or wrong")
