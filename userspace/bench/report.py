@@ -171,7 +171,9 @@ def report_md(run, plots):
     lines = ["# Nswap2L workloads: runtime across media and peers", "",
              f"Run of {run['date']}. Each cell: the median of its verified runs, "
              "in guest seconds (with instruction counting, guest time counts "
-             "executed instructions, so the same run repeats exactly). "
+             "executed instructions, not the host's load; runs of a cell still differ "
+             "a little, since timers and packets land between other instructions: "
+             "how much is under Environment). "
              "A run that fails or computes a wrong result is listed below, never timed.",
              "", "Configurations: " + "; ".join(f"`{k}` {v}" for k, v in run["configs"].items()) + ".",
              "", "## Runtime (seconds)", ""] + runtime_table(run)
