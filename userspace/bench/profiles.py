@@ -10,7 +10,7 @@ proportion with what the emulated CPU can drive; every run calibrates
 them with fio and records what they really did.
 
 Bandwidth comes from queueing, not from null_blk's own `mbps` throttle
-(a full run hung writers on it, results/full-20261122-2227/NOTES.md):
+(a full run hung writers on it, results/full-20261123-0213/NOTES.md):
 the SSD is a null_blk that takes 4 KiB requests, each completing after
 its latency, a few at a time (250 MB/s at 80 us: 5 in flight); the disk
 is dm-delay's seek time in front of a null_blk that moves one 4 KiB
