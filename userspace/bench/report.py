@@ -115,14 +115,15 @@ def environment_lines(run):
     lines.append(f"- {runs_agree(run)}")
     lines.append(f"- media as set: {json.dumps(env.get('media'))}")
     guests = env.get("guests") or [{"configs": list(run["configs"]),
-                                    "calibration": env.get("calibration", {})}]
+                                    "calibration": env.get("calibration", {}),
+                                    "resumed": env.get("resumed", [])}]
     for i, g in enumerate(guests):
         where = f" (guest {i + 1}: {', '.join(g['configs'])})" if len(guests) > 1 else ""
         for medium, m in (g.get("calibration") or {}).items():
             lines.append(f"- calibrated {medium}{where}: 4 KiB read at QD1 "
                          f"{m.get('read_4k_qd1_us')} us, 1 MiB reads "
                          f"{m.get('read_1m_mib_s')} MiB/s")
-        restarts = g.get("resumed", env.get("resumed") if len(guests) == 1 else None)
+        restarts = g.get("resumed")
         if restarts:
             lines.append(f"- the guest{where} died and was booted again "
                          f"{len(restarts)} time(s), going on after "

@@ -108,8 +108,9 @@ def spread(cells, key="seconds"):
     got = []
     for config, workload in sorted({(c["config"], c["workload"]) for c in cells}):
         v = ok_values(cells, config, workload, key)
-        if len(v) > 1 and statistics.median(v) > 0:
-            got.append(((max(v) - min(v)) / statistics.median(v), (config, workload)))
+        mid = statistics.median(v) if len(v) > 1 else 0
+        if mid > 0:
+            got.append(((max(v) - min(v)) / mid, (config, workload)))
     if not got:
         return None
     return statistics.median(s for s, _ in got), *max(got)
