@@ -16,6 +16,7 @@ import n2l
 def kernel_modules():
     assert os.path.exists(n2l.MODULE), "build the module first (make module)"
     n2l.load_modules()
+    n2l.unwatch_dm_devices()
     n2l.dmesg_new()
     yield
 

@@ -119,6 +119,18 @@ def slot_reads(dev, offset_mb, length_mb, seed):
     return tuple(after[m]["reads"] - before[m]["reads"] for m in ("netram", "flash"))
 
 
+def test_only_the_tests_read_a_device(lab):
+    # The counter tests below count every read; udev must not add its own
+    # after a write (n2l.unwatch_dm_devices).
+    dev = device(lab, "n2l-pfquiet", 16, 32, 16)
+    n2l.settle()
+    before = dev.status()
+    n2l.write_pattern(dev.path, 0, 4 * MB, 39)
+    time.sleep(3)
+    after = dev.status()
+    assert all(after[m]["reads"] == before[m]["reads"] for m in n2l.MEDIA), after
+
+
 @pytest.mark.parametrize("policy,moved_mb", [
     ("lrs", (0, 1)),     # the oldest swap-outs: the first written
     ("rr", (0, 1)),      # the sweep starts at slot 0
