@@ -140,7 +140,7 @@ class Profile:
 
 PROFILES = {
     # make check: every configuration on the random-access workload, seconds
-    # each (tests/vm/test_bench.py runs the other workloads on Flash).
+    # each (tests/vm/test_workloads.py runs the other workloads on Flash).
     "smoke": Profile("smoke", scale=0.5, limit_mb=12, reps=1, workloads=("wl2",),
                      passes={"wl1": 1, "wl2": 1, "wl4": 1, "is": 2}, procs=2,
                      limits={"hpl": 16}, footprints={"radix": 1.25, "is": 1.25, "hpl": 0.5}),
