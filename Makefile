@@ -88,6 +88,8 @@ clean:
 
 # nswapd, the Network RAM page server, and its tests and fuzzing
 include nswap-net/nswapd.mk
+# the kernel client's frame checks, fuzzed in userspace
+include nswap-net/fuzz/fuzz-client.mk
 
 # The benchmark workloads (WL1, WL2, WL4, Radix, IS, HPL driver) and their tests
 -include userspace/workloads/workloads.mk

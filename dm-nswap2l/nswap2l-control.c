@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Runtime reconfiguration. A dmsetup message and the matching sysfs file
- * call the same function here.
+ * call the same function here. Changes serialise on the config_lock;
+ * what status and sysfs read is read under the store's spinlock, so that
+ * reading never waits for a change that may take seconds (a drain that
+ * waits for a server, a policy learning a large device).
  */
 #include "nswap2l.h"
 
@@ -32,7 +35,7 @@ int n2l_set_placement(struct n2l_store *s, unsigned int argc, char **argv,
  */
 static struct n2l_placement *__reported_placement(struct n2l_target *t)
 {
-	lockdep_assert_held(&t->store->config_lock);
+	lockdep_assert_held(&t->store->lock);
 	return t->applied ? t->store->placement : t->placement;
 }
 
@@ -40,89 +43,168 @@ static struct n2l_placement *__reported_placement(struct n2l_target *t)
 int n2l_emit_placement(struct n2l_target *t, char *buf, size_t len)
 {
 	struct n2l_placement *p;
+	unsigned long flags;
 	int n;
 
-	mutex_lock(&t->store->config_lock);
+	spin_lock_irqsave(&t->store->lock, flags);
 	p = __reported_placement(t);
 	n = scnprintf(buf, len, "%s ", p->type->base.name);
 	if (p->type->emit_config)
 		n += p->type->emit_config(p, buf + n, len - n);
 	else
 		n += scnprintf(buf + n, len - n, "0");
-	mutex_unlock(&t->store->config_lock);
+	spin_unlock_irqrestore(&t->store->lock, flags);
 	return n;
 }
 
 void n2l_placement_name(struct n2l_target *t, char *buf, size_t len)
 {
-	mutex_lock(&t->store->config_lock);
+	unsigned long flags;
+
+	spin_lock_irqsave(&t->store->lock, flags);
 	strscpy(buf, __reported_placement(t)->type->base.name, len);
-	mutex_unlock(&t->store->config_lock);
+	spin_unlock_irqrestore(&t->store->lock, flags);
 }
 
 /* The prefetch policy and knobs @t reports, as for placement. */
 static struct n2l_prefetch *__reported_prefetch(struct n2l_target *t,
-						const struct n2l_mig_knobs **mk)
+						struct n2l_mig_knobs *mk)
 {
-	lockdep_assert_held(&t->store->config_lock);
-	*mk = t->applied ? &t->store->mig.knobs : &t->knobs;
+	lockdep_assert_held(&t->store->lock);
+	*mk = t->applied ? t->store->mig.knobs : t->knobs;
 	return t->applied ? t->store->mig.policy : t->prefetch;
 }
 
 /* "<name> <#args> [<key> <value>]*", as the table line has it. */
 int n2l_emit_prefetch(struct n2l_target *t, char *buf, size_t len)
 {
-	const struct n2l_mig_knobs *mk;
-	struct n2l_prefetch *p;
+	struct n2l_mig_knobs mk;
+	unsigned long flags;
+	char name[32];
 	int n;
 
-	mutex_lock(&t->store->config_lock);
-	p = __reported_prefetch(t, &mk);
-	n = scnprintf(buf, len, "%s ", p->type->base.name);
-	n += n2l_emit_mig_args(mk, buf + n, len - n);
-	mutex_unlock(&t->store->config_lock);
-	return n;
+	spin_lock_irqsave(&t->store->lock, flags);
+	strscpy(name, __reported_prefetch(t, &mk)->type->base.name, sizeof(name));
+	spin_unlock_irqrestore(&t->store->lock, flags);
+	n = scnprintf(buf, len, "%s ", name);
+	return n + n2l_emit_mig_args(&mk, buf + n, len - n);
 }
 
 void n2l_prefetch_name(struct n2l_target *t, char *buf, size_t len)
 {
-	const struct n2l_mig_knobs *mk;
+	struct n2l_mig_knobs mk;
+	unsigned long flags;
 
-	mutex_lock(&t->store->config_lock);
+	spin_lock_irqsave(&t->store->lock, flags);
 	strscpy(buf, __reported_prefetch(t, &mk)->type->base.name, len);
-	mutex_unlock(&t->store->config_lock);
+	spin_unlock_irqrestore(&t->store->lock, flags);
 }
 
 /*----------------------------------------------------------------*/
-/* Network RAM servers and knobs. */
+/* Network RAM servers. */
 
+/* A new server of the device; config_lock held. */
+int __n2l_server_add(struct n2l_store *s, const char *name, char **error)
+{
+	int idx;
+
+	lockdep_assert_held(&s->config_lock);
+	idx = n2l_net_server_add(s->netram.net, name, error);
+	if (idx < 0)
+		return idx;
+	spin_lock_irq(&s->lock);
+	s->netram.present |= BIT_ULL(idx);
+	s->netram.draining &= ~BIT_ULL(idx);
+	atomic_set(&s->netram.unsettled[idx], 0);
+	spin_unlock_irq(&s->lock);
+	return 0;
+}
+
+/* Start or stop draining server @idx away; config_lock held. */
+void __n2l_server_drain(struct n2l_store *s, unsigned int idx, bool drain)
+{
+	lockdep_assert_held(&s->config_lock);
+	n2l_net_server_set_draining(s->netram.net, idx, drain);
+	spin_lock_irq(&s->lock);
+	if (drain)
+		s->netram.draining |= BIT_ULL(idx);
+	else
+		s->netram.draining &= ~BIT_ULL(idx);
+	spin_unlock_irq(&s->lock);
+	n2l_repair_kick(s);
+}
+
+/* The device's server at @name (in any spelling), or -1. */
+static int find_server(struct n2l_store *s, const char *name)
+{
+	int idx = n2l_net_server_find(s->netram.net, name);
+
+	return idx >= 0 && (s->netram.present & BIT_ULL(idx)) ? idx : -1;
+}
+
+/* A server being removed is kept after all. */
 int n2l_add_server(struct n2l_store *s, const char *name, char **error)
 {
-	struct n2l_server *srv;
-	int r = 0;
+	int idx, r = 0;
 
 	mutex_lock(&s->config_lock);
-	if (__n2l_server_find(&s->netram, name)) {
+	idx = find_server(s, name);
+	if (idx < 0) {
+		r = __n2l_server_add(s, name, error);
+	} else if (s->netram.draining & BIT_ULL(idx)) {
+		__n2l_server_drain(s, idx, false);
+	} else {
 		*error = "Server already in use";
 		r = -EEXIST;
-	} else {
-		srv = n2l_server_add(&s->netram, name, false, error);
-		if (IS_ERR(srv))
-			r = PTR_ERR(srv);
 	}
 	mutex_unlock(&s->config_lock);
 	return r;
 }
 
-/* Moves the server's slots elsewhere first; it leaves once empty. */
+/* Moves the server's slots elsewhere first; it leaves once none needs it. */
 int n2l_remove_server(struct n2l_store *s, const char *name, char **error)
 {
-	int r;
+	int idx, r = 0;
 
 	mutex_lock(&s->config_lock);
-	r = n2l_server_remove_start(&s->netram, name, error);
+	idx = find_server(s, name);
+	if (idx < 0) {
+		*error = "No such server";
+		r = -ENOENT;
+	} else {
+		__n2l_server_drain(s, idx, true);
+	}
 	mutex_unlock(&s->config_lock);
 	return r;
+}
+
+/* A server that is never coming back: its copies are lost now. */
+int n2l_forget_server(struct n2l_store *s, const char *name, char **error)
+{
+	char canon[N2L_ADDR_LEN];
+	u32 lost;
+	int idx;
+
+	mutex_lock(&s->config_lock);
+	idx = find_server(s, name);
+	if (idx < 0) {
+		mutex_unlock(&s->config_lock);
+		*error = "No such server";
+		return -ENOENT;
+	}
+	n2l_net_server_name(s->netram.net, idx, canon, sizeof(canon));
+	n2l_net_server_set_draining(s->netram.net, idx, true);
+	spin_lock_irq(&s->lock);
+	lost = __n2l_groups_drop_server(s, idx);
+	s->netram.present &= ~BIT_ULL(idx);
+	s->netram.draining &= ~BIT_ULL(idx);
+	spin_unlock_irq(&s->lock);
+	n2l_net_server_remove(s->netram.net, idx);
+	mutex_unlock(&s->config_lock);
+	DMERR("%s: server %s forgotten: its copies are gone (%u slots lost)",
+	      dm_device_name(s->md), canon, lost);
+	n2l_repair_kick(s);
+	return 0;
 }
 
 /*
@@ -147,6 +229,8 @@ static const struct n2l_knob knobs[] = {
 	  offsetof(struct n2l_netram, timeout_ms), 100, 600000 },
 	{ "netram_dead_after_ms", KNOB_NETRAM,
 	  offsetof(struct n2l_netram, dead_after_ms), 1000, 86400000 },
+	{ "replicas", KNOB_NETRAM,
+	  offsetof(struct n2l_netram, replicas), 1, N2L_MAX_REPLICAS },
 	{ "prefetch_interval_ms", KNOB_MIG,
 	  offsetof(struct n2l_mig_knobs, interval_ms), 10, 3600000 },
 	{ "prefetch_amount", KNOB_MIG,
@@ -243,9 +327,14 @@ int n2l_set_knob(struct n2l_store *s, const char *name, const char *value,
 	}
 	if (!r)
 		WRITE_ONCE(*knob_ptr(s, k), v);
+	if (!r && k->home == KNOB_NETRAM)
+		n2l_net_set_timeouts(s->netram.net, s->netram.timeout_ms,
+				     s->netram.dead_after_ms);
 	mutex_unlock(&s->config_lock);
 	if (!r && k->home == KNOB_MIG)
 		n2l_mig_kick(s);
+	if (!r && k->home == KNOB_NETRAM)
+		n2l_repair_kick(s);
 	return r;
 }
 
@@ -270,20 +359,33 @@ int n2l_show_knob(struct n2l_store *s, const char *name, char *buf,
 	return n;
 }
 
-/* Slots on servers declared dead: data that is gone. */
-u32 __n2l_lost_slots(struct n2l_store *s)
+/* What status says of server @idx: state, slots held, free, capacity. */
+static bool server_state(struct n2l_store *s, unsigned int idx,
+			 struct n2l_net_info *info, const char **state, u32 *held)
 {
-	struct n2l_server *srv;
-	unsigned int i;
-	u32 lost = 0;
+	unsigned long flags;
+	bool draining;
 
-	lockdep_assert_held(&s->lock);
-	for (i = 0; i < N2L_MAX_SERVERS; i++) {
-		srv = s->netram.servers[i];
-		if (srv && srv->state == N2L_SRV_DEAD)
-			lost += srv->held;
-	}
-	return lost;
+	spin_lock_irqsave(&s->lock, flags);
+	*held = s->netram.srv_held[idx];
+	draining = s->netram.draining & BIT_ULL(idx);
+	spin_unlock_irqrestore(&s->lock, flags);
+	if (!n2l_net_server_info(s->netram.net, idx, info))
+		return false;
+	*state = draining ? "draining" : n2l_net_state_name(info->state);
+	return true;
+}
+
+/* The servers of the device, a bit each. */
+static u64 servers_present(struct n2l_store *s, bool table)
+{
+	unsigned long flags;
+	u64 present;
+
+	spin_lock_irqsave(&s->lock, flags);
+	present = s->netram.present & (table ? ~s->netram.draining : ~0ULL);
+	spin_unlock_irqrestore(&s->lock, flags);
+	return present;
 }
 
 /*
@@ -293,38 +395,47 @@ u32 __n2l_lost_slots(struct n2l_store *s)
  */
 int n2l_emit_servers(struct n2l_store *s, char *buf, size_t len, bool table)
 {
-	struct n2l_server *srv;
-	unsigned int i, n = 0;
+	u64 present = servers_present(s, table);
+	struct n2l_net_info info;
+	char name[N2L_ADDR_LEN];
+	const char *state;
+	unsigned int i;
 	size_t sz;
 	u32 held;
 
-	mutex_lock(&s->config_lock);
-	for (i = 0; i < N2L_MAX_SERVERS; i++) {
-		srv = s->netram.servers[i];
-		if (srv && (!table || (srv->state != N2L_SRV_DEAD &&
-				       srv->state != N2L_SRV_DRAINING)))
-			n++;
-	}
-	sz = scnprintf(buf, len, "%u", n);
-	for (i = 0; i < N2L_MAX_SERVERS; i++) {
-		srv = s->netram.servers[i];
-		if (!srv)
+	sz = scnprintf(buf, len, "%u", (unsigned int)hweight64(present));
+	for (i = 0; i < N2L_NET_SERVERS; i++) {
+		if (!(present & BIT_ULL(i)) ||
+		    n2l_net_server_name(s->netram.net, i, name, sizeof(name)) < 0)
 			continue;
 		if (table) {
-			if (srv->state != N2L_SRV_DEAD &&
-			    srv->state != N2L_SRV_DRAINING)
-				sz += scnprintf(buf + sz, len - sz, " %s", srv->name);
+			sz += scnprintf(buf + sz, len - sz, " %s", name);
 			continue;
 		}
-		spin_lock_irq(&s->lock);
-		held = srv->held;
-		spin_unlock_irq(&s->lock);
-		sz += scnprintf(buf + sz, len - sz, " %s %s %u %llu %llu",
-				srv->name, n2l_server_state_name(READ_ONCE(srv->state)),
-				held,
-				(unsigned long long)atomic64_read(&srv->free_reported),
-				(unsigned long long)READ_ONCE(srv->capacity));
+		if (!server_state(s, i, &info, &state, &held))
+			info = (struct n2l_net_info){ 0 };
+		sz += scnprintf(buf + sz, len - sz, " %s %s %u %llu %llu", name,
+				state, held, info.free, info.capacity);
 	}
-	mutex_unlock(&s->config_lock);
 	return sz;
+}
+
+/* The servers file's line for server @idx; false if there is none. */
+bool n2l_server_line(struct n2l_store *s, unsigned int idx, char *buf,
+		     size_t len)
+{
+	struct n2l_net_info info;
+	char name[N2L_ADDR_LEN];
+	const char *state;
+	size_t n;
+	u32 held;
+
+	if (!(servers_present(s, false) & BIT_ULL(idx)) ||
+	    n2l_net_server_name(s->netram.net, idx, name, sizeof(name)) < 0 ||
+	    !server_state(s, idx, &info, &state, &held))
+		return false;
+	n = scnprintf(buf, len, "%s %s held=%u free=%llu capacity=%llu ", name,
+		      state, held, info.free, info.capacity);
+	n2l_net_emit_stats(s->netram.net, idx, buf + n, len - n);
+	return true;
 }

@@ -2,6 +2,8 @@
 /*
  * Construction and destruction of an nswap2l target: the table line.
  */
+#include <linux/ctype.h>
+
 #include "nswap2l.h"
 
 /*
@@ -15,7 +17,9 @@
  *
  * flash dev, disk dev: block devices holding slots, "-" for none
  * slot sectors:        8 (4 KiB)
- * features:            no_discard_passdown
+ * features:            no_discard_passdown, replicas:<N> (1 to 3),
+ *                      psk:<identity> (logon key nswap2l:<identity>),
+ *                      encrypt:<logon key description>
  * servers:             Network RAM page servers, a.b.c.d:port or [v6]:port
  * placement policy:    by name (netram-first, default) with key/value args
  * prefetch policy:     by name (none, default; rr, random, lrs, mrs) with
@@ -119,32 +123,133 @@ static int parse_slot_size(struct dm_target *ti, struct dm_arg_set *as)
 	return 0;
 }
 
+static int feature_replicas(struct n2l_target *t, const char *v)
+{
+	if (kstrtouint(v, 10, &t->replicas) || !t->replicas ||
+	    t->replicas > N2L_MAX_REPLICAS) {
+		t->ti->error = "Invalid replicas: give 1 to 3";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* An identity: printable, no spaces, short enough for the wire. */
+static bool good_identity(const char *v)
+{
+	size_t n = strlen(v), i;
+
+	if (!n || n >= N2L_ID_LEN)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!isgraph(v[i]))
+			return false;
+	return true;
+}
+
+static int feature_psk(struct n2l_target *t, const char *v)
+{
+	char desc[N2L_ID_LEN + 16];
+
+	if (!good_identity(v)) {
+		t->ti->error = "Invalid psk identity: 1 to 63 printable characters";
+		return -EINVAL;
+	}
+	strscpy(t->identity, v, sizeof(t->identity));
+	snprintf(desc, sizeof(desc), "nswap2l:%s", v);
+	return n2l_read_logon_key(desc, t->psk, sizeof(t->psk), &t->ti->error);
+}
+
+static int feature_encrypt(struct n2l_target *t, const char *v)
+{
+	if (!good_identity(v) || !strchr(v, ':')) {
+		t->ti->error = "Invalid encrypt key description: a logon key, prefix:name";
+		return -EINVAL;
+	}
+	strscpy(t->key_desc, v, sizeof(t->key_desc));
+	return n2l_read_logon_key(v, t->page_key, sizeof(t->page_key),
+				  &t->ti->error);
+}
+
+/*
+ * Each feature at most once: a second "replicas:" or "psk:" would
+ * silently override the first, and the line dm status gives back would
+ * not be the line the user wrote.
+ */
+static bool feature_once(struct n2l_target *t, unsigned int *seen,
+			 unsigned int bit)
+{
+	if (*seen & bit) {
+		t->ti->error = "Duplicate feature";
+		return false;
+	}
+	*seen |= bit;
+	return true;
+}
+
+static int parse_feature(struct n2l_target *t, const char *arg,
+			 unsigned int *seen)
+{
+	const char *v = strchr(arg, ':');
+	size_t klen = v ? v - arg : strlen(arg);
+
+	if (!strcasecmp(arg, "no_discard_passdown")) {
+		if (!feature_once(t, seen, BIT(0)))
+			return -EINVAL;
+		t->discard_passdown = false;
+		return 0;
+	}
+	if (v && klen == 8 && !strncasecmp(arg, "replicas", klen))
+		return feature_once(t, seen, BIT(1)) ?
+			feature_replicas(t, v + 1) : -EINVAL;
+	if (v && klen == 3 && !strncasecmp(arg, "psk", klen))
+		return feature_once(t, seen, BIT(2)) ?
+			feature_psk(t, v + 1) : -EINVAL;
+	if (v && klen == 7 && !strncasecmp(arg, "encrypt", klen))
+		return feature_once(t, seen, BIT(3)) ?
+			feature_encrypt(t, v + 1) : -EINVAL;
+	t->ti->error = "Unrecognised feature requested";
+	return -EINVAL;
+}
+
 static int parse_features(struct n2l_target *t, struct dm_arg_set *as)
 {
 	static const struct n2l_count count = {
-		.max = 1,
+		.max = N2L_MAX_FEATURES,
 		.invalid = "Invalid number of feature arguments",
 		.too_many = "Too many feature arguments",
 		.too_few = "Fewer feature arguments than announced",
 	};
 	struct dm_target *ti = t->ti;
-	unsigned int n;
-	const char *arg;
+	unsigned int n, seen = 0;
 	int r;
 
 	t->discard_passdown = true;
+	t->replicas = 1;
 	r = read_count(as, &count, &n, &ti->error);
-	if (r)
-		return r;
-	while (n--) {
-		arg = dm_shift_arg(as);
-		if (strcasecmp(arg, "no_discard_passdown")) {
-			ti->error = "Unrecognised feature requested";
-			return -EINVAL;
-		}
-		t->discard_passdown = false;
-	}
-	return 0;
+	while (!r && n--)
+		r = parse_feature(t, dm_shift_arg(as), &seen);
+	return r;
+}
+
+/* "<#features> [<feature>]*", as the table line has it. */
+int n2l_emit_features(struct n2l_target *t, char *buf, size_t len)
+{
+	char words[4][N2L_ID_LEN + 24];
+	unsigned int n = 0, i;
+	int sz;
+
+	if (!t->discard_passdown)
+		strscpy(words[n++], "no_discard_passdown", sizeof(words[0]));
+	if (t->replicas != 1)
+		snprintf(words[n++], sizeof(words[0]), "replicas:%u", t->replicas);
+	if (t->identity[0])
+		snprintf(words[n++], sizeof(words[0]), "psk:%s", t->identity);
+	if (t->key_desc[0])
+		snprintf(words[n++], sizeof(words[0]), "encrypt:%s", t->key_desc);
+	sz = scnprintf(buf, len, "%u", n);
+	for (i = 0; i < n; i++)
+		sz += scnprintf(buf + sz, len - sz, " %s", words[i]);
+	return sz;
 }
 
 static int parse_servers(struct n2l_target *t, struct dm_arg_set *as)
@@ -170,13 +275,14 @@ static int parse_servers(struct n2l_target *t, struct dm_arg_set *as)
 			ti->error = "Invalid server address: use a.b.c.d:port or [v6]:port";
 			return -EINVAL;
 		}
+		/* One spelling of each address, whatever the line said. */
+		n2l_format_addr(&ss, t->servers[i], N2L_ADDR_LEN);
 		for (j = 0; j < i; j++) {
-			if (!strcmp(t->servers[j], arg)) {
+			if (!strcmp(t->servers[j], t->servers[i])) {
 				ti->error = "Duplicate server";
 				return -EINVAL;
 			}
 		}
-		strscpy(t->servers[i], arg, N2L_ADDR_LEN);
 	}
 	t->nr_servers = n;
 	return 0;
@@ -382,11 +488,13 @@ static void target_destroy(struct n2l_target *t)
 		n2l_store_put(t->store, t);
 	n2l_placement_destroy(t->placement);
 	n2l_prefetch_destroy(t->prefetch);
+	memzero_explicit(t->psk, sizeof(t->psk));
+	memzero_explicit(t->page_key, sizeof(t->page_key));
 	if (t->flash)
 		dm_put_device(t->ti, t->flash);
 	if (t->disk)
 		dm_put_device(t->ti, t->disk);
-	kfree(t);
+	kfree_sensitive(t);
 }
 
 int n2l_ctr(struct dm_target *ti, unsigned int argc, char **argv)
@@ -417,7 +525,13 @@ int n2l_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ti->num_discard_bios = 1;
 	ti->discards_supported = true;
 	ti->per_io_data_size = sizeof(struct n2l_io);
-	ti->accounts_remapped_io = true;
+	/*
+	 * Not accounts_remapped_io: Network RAM bios, zero-filled reads and
+	 * failed writes are completed here, never remapped, and must be
+	 * accounted (in flight, completed, failed) all the same; dm starts
+	 * the accounting when map returns, and a bio remapped later from the
+	 * worker is not counted twice.
+	 */
 	return 0;
 
 bad:

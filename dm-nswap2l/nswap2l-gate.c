@@ -11,9 +11,6 @@
  * blocks are trimmed and put back. A second flip waits until the first
  * release is done. It is SRCU with two counters, specialised to blocks.
  *
- * Versions (see nswap2l.h) are guarded the same way, per bucket of the
- * version space, so that a version is never stamped again while a write
- * carrying it is still in flight.
  */
 #include "nswap2l.h"
 
@@ -69,6 +66,8 @@ bool __n2l_free_pending(struct n2l_store *s)
 	enum n2l_medium m;
 
 	lockdep_assert_held(&s->lock);
+	if (s->gate.releasing)
+		return true;
 	for_each_medium(m)
 		if (runalloc_quarantined(&s->media[m].alloc, 0) ||
 		    runalloc_quarantined(&s->media[m].alloc, 1))
@@ -106,9 +105,15 @@ static void trim_runs(struct n2l_medium_dev *md, struct n2l_run *runs,
 		DMERR_LIMIT("%s: TRIM failed: %d", n2l_medium_name(md->kind), r);
 }
 
-/* Trim and put back everything quarantined on @md under @gen. */
+/*
+ * Trim and put back everything quarantined on @md under @gen, a batch of
+ * runs per hold of the lock: interrupts are off while it is held. Only
+ * this worker takes from the old generation's quarantine, so it stays
+ * ours while the lock is dropped.
+ */
 static void __release_medium(struct n2l_store *s, struct n2l_medium_dev *md,
 			     unsigned int gen)
+	__must_hold(&s->lock)
 {
 	struct n2l_run runs[N2L_TRIM_BATCH];
 	unsigned int nr, i;
@@ -124,11 +129,11 @@ static void __release_medium(struct n2l_store *s, struct n2l_medium_dev *md,
 		}
 		if (!nr)
 			return;
-		if (md->discard) {
-			spin_unlock_irq(&s->lock);
+		spin_unlock_irq(&s->lock);
+		if (md->discard)
 			trim_runs(md, runs, nr);
-			spin_lock_irq(&s->lock);
-		}
+		cond_resched();
+		spin_lock_irq(&s->lock);
 		for (i = 0; i < nr; i++)
 			runalloc_put(&md->alloc, runs[i].blk, runs[i].len);
 	}
@@ -148,47 +153,14 @@ void n2l_gate_release(struct n2l_store *s)
 	spin_lock_irq(&s->lock);
 	old = g->cur ^ 1;
 	if (g->draining && !atomic_read_acquire(&g->inflight[old])) {
+		/* Blocks in our hands are room about to appear. */
+		g->releasing = true;
 		for_each_medium(m)
 			__release_medium(s, &s->media[m], old);
+		g->releasing = false;
 		g->draining = false;
 		if (__n2l_free_pending(s))
 			__gate_flip(s);
 	}
 	spin_unlock_irq(&s->lock);
-}
-
-/*----------------------------------------------------------------*/
-
-static unsigned int version_bucket(u32 version)
-{
-	return version >> N2L_VERSION_BUCKET_SHIFT;
-}
-
-/*
- * Take the next version for a write or discard, holding its bucket until
- * n2l_version_put(). False if the bucket is still held by writes from the
- * previous round of the counter; the caller retries from the worker.
- */
-bool __n2l_version_take(struct n2l_store *s, u32 *version)
-{
-	u32 v = s->next_version;
-	atomic_t *bucket = &s->version_inflight[version_bucket(v)];
-
-	lockdep_assert_held(&s->lock);
-	if (!(v & ((1U << N2L_VERSION_BUCKET_SHIFT) - 1)) && atomic_read(bucket))
-		return false;
-	atomic_inc(bucket);
-	s->next_version = (v + 1) & SME_VERSION_MASK;
-	*version = v;
-	return true;
-}
-
-void n2l_version_put(struct n2l_store *s, u32 version)
-{
-	unsigned int b = version_bucket(version);
-
-	/* Only a counter parked at the start of this bucket waits for it. */
-	if (atomic_dec_and_test(&s->version_inflight[b]) &&
-	    READ_ONCE(s->next_version) == b << N2L_VERSION_BUCKET_SHIFT)
-		queue_work(s->wq, &s->worker);
 }

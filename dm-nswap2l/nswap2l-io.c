@@ -4,19 +4,22 @@
  * not do without blocking.
  *
  * Reads are remapped to where the slots live; slots that hold no data
- * read as zeroes. Writes go where the placement policy says: in place
- * when the slot stays on its medium, else to freshly allocated blocks,
- * which the write installs in the slot map when it completes, and only
- * if no newer write or discard of the slot was mapped meanwhile (the
- * version check). Until then readers keep reading the old copy, and a
- * failed write leaves the old copy as it was. A bio covering many slots
- * stays one bio as long as its slots are contiguous on one medium; the
- * rest goes back to device-mapper with dm_accept_partial_bio().
+ * read as zeroes, lost slots fail. A write marks its slots writing, and a
+ * second write or a discard of a slot being written waits until the
+ * first has landed (one write per slot in flight, as dm-cache's bio
+ * prison has it). Writes go where the placement policy says: in place
+ * when the slot stays on its block medium, else to fresh blocks or a new
+ * version on Network RAM, which the write installs in the slot map when it
+ * completes; until then readers keep reading the old copy, and a failed
+ * write leaves the old copy as it was. A bio covering many slots stays
+ * one bio as long as its slots are contiguous on one medium; the rest
+ * goes back to device-mapper with dm_accept_partial_bio().
  *
- * On Network RAM a write is a PUT of the whole run to one server and a
- * read a GET (netram-io.c); such bios are ours (DM_MAPIO_SUBMITTED) until
- * the server answers. Only block I/O joins the gate (nswap2l-gate.c):
- * Network RAM keeps its order per server instead (netram.h).
+ * On Network RAM a write is a PUT of the whole run to each server of its
+ * group and a read a GET (nswap2l-netram.c); such bios are ours
+ * (DM_MAPIO_SUBMITTED) until the servers answer. Only block I/O joins
+ * the gate (nswap2l-gate.c): Network RAM keeps its order per server
+ * instead (nswap-net/kclient/send.c).
  */
 #include "nswap2l.h"
 #include "nswap2l-trace.h"
@@ -77,6 +80,7 @@ static void defer_bio(struct n2l_store *s, struct bio *bio)
 
 	spin_lock_irqsave(&s->lock, flags);
 	bio_list_add(&s->deferred, bio);
+	s->deferred_nr++;
 	spin_unlock_irqrestore(&s->lock, flags);
 	queue_work(s->wq, &s->worker);
 }
@@ -152,32 +156,39 @@ static void __read_issued(struct n2l_store *s, struct n2l_io *io)
 	__n2l_pf_read(s, io->slot, io->nr, io->medium);
 }
 
+/* Slots whose every copy is gone fail; the device goes on. */
+static int fail_read(struct n2l_store *s, struct bio *bio, u32 n)
+{
+	atomic64_add(n, &s->netram.failed_reads);
+	DMERR_LIMIT("%s: read of a lost slot: its data is gone", dm_device_name(s->md));
+	complete_bio(bio, BLK_STS_IOERR);
+	return DM_MAPIO_SUBMITTED;
+}
+
 /* Called with the lock held (taken with @flags); releases it. */
 static int map_read_netram(struct n2l_store *s, struct bio *bio,
 			   struct n2l_io *io, sme_t e, unsigned long flags)
 	__releases(&s->lock)
 {
-	u32 server = sme_netram_server(sme_loc(e));
-	struct n2l_server *srv = s->netram.servers[server];
-	bool dead = !srv || srv->state == N2L_SRV_DEAD;
+	int srv;
 
 	io->nr = min(io->nr, N2L_MAX_PAGES);
-	io->blk = to_blk(server);
-	io->version = sme_netram_version(sme_loc(e));
-	if (!dead)
+	io->group = sme_group(e);
+	io->vers = sme_vers(e);
+	srv = n2l_netram_pick_reader(s, io->group, 0);
+	if (srv >= 0) {
+		io->srv[0] = srv;
+		io->nreq = 1;
 		__read_issued(s, io);
+	}
 	spin_unlock_irqrestore(&s->lock, flags);
 
 	keep_slots(bio, io->nr);
-	if (dead) {
-		/* The only copy was on a server that died: the data is lost. */
-		atomic64_add(io->nr, &s->netram.failed_reads);
-		complete_bio(bio, BLK_STS_IOERR);
-		return DM_MAPIO_SUBMITTED;
-	}
+	if (srv < 0)
+		return fail_read(s, bio, io->nr);
 	atomic64_inc(&s->media[N2L_NETRAM].stats.reads);
 	atomic64_add(bio_sectors(bio), &s->media[N2L_NETRAM].stats.read_sectors);
-	n2l_netram_get(s, bio);
+	n2l_netram_read(s, bio);
 	return DM_MAPIO_SUBMITTED;
 }
 
@@ -189,6 +200,12 @@ static int map_read(struct n2l_store *s, struct bio *bio, struct n2l_io *io)
 
 	spin_lock_irqsave(&s->lock, flags);
 	e = slotmap_get(&s->map, io->slot);
+	if (sme_lost(e)) {
+		n = slotmap_contiguous(&s->map, io->slot, io->nr);
+		spin_unlock_irqrestore(&s->lock, flags);
+		keep_slots(bio, n);
+		return fail_read(s, bio, n);
+	}
 	if (sme_medium(e) == N2L_NONE) {
 		n = slotmap_unmapped_run(&s->map, io->slot, io->nr);
 		spin_unlock_irqrestore(&s->lock, flags);
@@ -207,7 +224,7 @@ static int map_read(struct n2l_store *s, struct bio *bio, struct n2l_io *io)
 	spin_unlock_irqrestore(&s->lock, flags);
 
 	keep_slots(bio, io->nr);
-	remap(s, bio, sme_medium(e), sme_loc(e));
+	remap(s, bio, sme_medium(e), sme_blk(e));
 	return DM_MAPIO_REMAPPED;
 }
 
@@ -215,7 +232,7 @@ static int map_read(struct n2l_store *s, struct bio *bio, struct n2l_io *io)
 
 enum place_result {
 	PLACED,
-	PLACE_LATER,	/* room or a version will appear shortly */
+	PLACE_LATER,	/* room, a server or the slot will be free shortly */
 	PLACE_NOSPC,
 };
 
@@ -229,107 +246,129 @@ void __n2l_media_free(struct n2l_store *s, u32 *free, u64 avoid)
 
 	for_each_medium(m)
 		free[m] = runalloc_free(&s->media[m].alloc);
-	free[N2L_NETRAM] = __n2l_netram_free(&s->netram, avoid);
+	free[N2L_NETRAM] = __n2l_netram_free(s, avoid);
 }
 
-static enum n2l_medium __ask_policy(struct n2l_store *s,
-				    struct n2l_place_ctx *ctx)
+/* The policy's medium for a slot now on @now, given @free; N2L_NONE: none. */
+enum n2l_medium __n2l_ask_placement(struct n2l_store *s, u32 *free,
+				    enum n2l_medium now)
 {
-	enum n2l_medium m = s->placement->type->place(s->placement, ctx);
+	struct n2l_place_ctx ctx = { .now = now };
+	enum n2l_medium m;
 
-	if (m != N2L_NONE && m != ctx->now && !ctx->free[m])
+	memcpy(ctx.free, free, sizeof(ctx.free));
+	m = s->placement->type->place(s->placement, &ctx);
+	if (m != N2L_NONE && m != now && !free[m])
 		m = N2L_NONE;
 	return m;
 }
 
-/*
- * The medium for a write of @pages slots starting with the one whose entry
- * is @e, and on Network RAM the server in @server. @avoid: servers that
- * just refused this write.
- */
-enum n2l_medium __n2l_choose(struct n2l_store *s, sme_t e, u32 pages,
-			     u64 avoid, int *server)
+/* How many slots of @io, from its first, no write holds; at most io->nr. */
+static u32 __unwritten_run(struct n2l_store *s, struct n2l_io *io)
 {
-	struct n2l_place_ctx ctx = { .now = sme_medium(e) };
-	bool replace = ctx.now == N2L_NETRAM;
-	enum n2l_medium m;
+	u32 i;
 
-	__n2l_media_free(s, ctx.free, avoid);
-	m = __ask_policy(s, &ctx);
-	if (m != N2L_NETRAM)
-		return m;
-	*server = __n2l_netram_choose(&s->netram,
-				      replace ? sme_netram_server(sme_loc(e)) : -1,
-				      avoid, pages, replace);
-	if (*server >= 0)
-		return N2L_NETRAM;
-	/* No server can take it after all: ask without Network RAM. */
-	ctx.free[N2L_NETRAM] = 0;
-	if (replace)
-		ctx.now = N2L_NONE;
-	return __ask_policy(s, &ctx);
+	for (i = 0; i < io->nr; i++)
+		if (sme_flags(slotmap_get(&s->map, to_slot(from_slot(io->slot) + i))) &
+		    SME_WRITING)
+			break;
+	return i;
 }
 
-/* Stamp @version on @nr slots of @io, clearing the @clear flags. */
-static void __stamp(struct n2l_store *s, struct n2l_io *io, u32 nr,
-		    u32 version, unsigned int clear)
+/* Mark the @io->nr slots written; what was prefetched is simply written now. */
+static void __start_writing(struct n2l_store *s, struct n2l_io *io)
 {
 	n2l_slot_t slot;
 	u32 i;
 	sme_t e;
 
-	for (i = 0; i < nr; i++) {
+	for (i = 0; i < io->nr; i++) {
 		slot = to_slot(from_slot(io->slot) + i);
 		e = slotmap_get(&s->map, slot);
-		slotmap_set(&s->map, slot,
-			    sme_make(sme_medium(e), sme_loc(e), version,
-				     sme_flags(e) & ~clear));
+		slotmap_set(&s->map, slot, sme_set_flags(e, (sme_flags(e) |
+					    SME_WRITING) & ~SME_PREFETCHED));
 	}
 }
 
+/* On Network RAM, on at least @need servers; false if there are not as many. */
+static bool __place_netram(struct n2l_store *s, struct n2l_io *io,
+			   unsigned int need)
+{
+	unsigned int n;
+	int g;
+
+	io->nr = min(io->nr, N2L_MAX_PAGES);
+	g = __n2l_netram_place(s, io->nr, 0, READ_ONCE(s->netram.replicas),
+			       need, io->srv, &n, &io->vers);
+	if (g < 0)
+		return false;
+	io->kind = N2L_IO_WRITE_NEW;
+	io->medium = N2L_NETRAM;
+	io->group = g;
+	io->nreq = n;
+	return true;
+}
+
 /*
- * Overwrite the first @nr slots where they are: they keep their blocks,
- * and what was prefetched is now simply written.
+ * The medium for the write of @io, whose first slot's entry is @e; for
+ * Network RAM its group, version and servers are set in @io. As many
+ * copies as the device keeps, or another medium; fewer copies (repaired
+ * later) only when nothing else has room.
  */
-static void __place_inplace(struct n2l_store *s, struct n2l_io *io, u32 nr,
-			    u32 version)
+static enum n2l_medium __choose(struct n2l_store *s, struct n2l_io *io, sme_t e)
+{
+	u32 free[N2L_NR_MEDIA];
+	/* Network RAM never overwrites in place: to the policy, a new slot. */
+	enum n2l_medium now = sme_medium(e) == N2L_NETRAM ? N2L_NONE : sme_medium(e);
+	enum n2l_medium m;
+
+	__n2l_media_free(s, free, 0);
+	m = __n2l_ask_placement(s, free, now);
+	if (m != N2L_NETRAM)
+		return m;
+	if (__place_netram(s, io, READ_ONCE(s->netram.replicas)))
+		return N2L_NETRAM;
+	free[N2L_NETRAM] = 0;
+	m = __n2l_ask_placement(s, free, now);
+	if (m == N2L_NONE && __place_netram(s, io, 1)) {
+		/* Fewer copies than wanted: the repair work adds the rest. */
+		n2l_repair_kick(s);
+		return N2L_NETRAM;
+	}
+	return m;
+}
+
+/* Overwrite the first @nr slots where they are: they keep their blocks. */
+static void __place_inplace(struct n2l_store *s, struct n2l_io *io, u32 nr)
 {
 	sme_t e = slotmap_get(&s->map, io->slot);
-
 	u32 i;
 
-	__stamp(s, io, nr, version, SME_PREFETCHED);
 	io->kind = N2L_IO_WRITE_INPLACE;
 	io->medium = sme_medium(e);
-	io->blk = to_blk(sme_loc(e));
+	io->blk = to_blk(sme_blk(e));
 	io->nr = nr;
 	for (i = 0; i < nr; i++)
 		__n2l_pf_write(s, to_slot(from_slot(io->slot) + i), io->medium);
 }
 
-/*
- * Write @nr slots to the fresh blocks from @blk on @m. The slot map keeps
- * pointing at the old copies, stamped with the new version, until the
- * write ends.
- */
-static void __place_new(struct n2l_store *s, struct n2l_io *io,
-			enum n2l_medium m, n2l_blk_t blk, u32 nr, u32 version)
+/* Write @nr slots to the fresh blocks from @blk on @m, installed at end. */
+static void __place_new(struct n2l_io *io, enum n2l_medium m, n2l_blk_t blk,
+			u32 nr)
 {
-	__stamp(s, io, nr, version, 0);
 	io->kind = N2L_IO_WRITE_NEW;
 	io->medium = m;
 	io->blk = blk;
 	io->nr = nr;
-	io->version = version;
 }
 
 /*
- * The write stays on the slot's medium. Overwrite in place, unless the
- * slots are scattered there and a fresh run keeps more of the bio whole:
- * a multi-slot write should stay one request.
+ * The write stays on the slot's block medium. Overwrite in place, unless
+ * the slots are scattered there and a fresh run keeps more of the bio
+ * whole: a multi-slot write should stay one request.
  */
 static void __place_same_medium(struct n2l_store *s, struct n2l_io *io,
-				enum n2l_medium m, u32 version)
+				enum n2l_medium m)
 {
 	u32 inplace = slotmap_contiguous(&s->map, io->slot, io->nr), got = 0;
 	n2l_blk_t blk;
@@ -337,80 +376,52 @@ static void __place_same_medium(struct n2l_store *s, struct n2l_io *io,
 	if (inplace < io->nr)
 		got = runalloc_get(&s->media[m].alloc, io->nr, &blk);
 	if (got > inplace) {
-		__place_new(s, io, m, blk, got, version);
+		__place_new(io, m, blk, got);
 		return;
 	}
 	if (got)
 		runalloc_put(&s->media[m].alloc, blk, got);
-	__place_inplace(s, io, inplace, version);
-	/* No completion compares an in-place version: hold nothing. */
-	n2l_version_put(s, version);
+	__place_inplace(s, io, inplace);
 }
 
 /*
- * No medium has room, but a server is still connecting or reconnecting:
- * the write may wait for it, for as long as a server may stay away before
- * it is declared dead (a Network-RAM-only device is usable right after
- * dmsetup create, before its servers have answered).
- */
-static bool __waiting_for_servers(struct n2l_store *s, struct n2l_io *io)
-{
-	unsigned long limit = msecs_to_jiffies(READ_ONCE(s->netram.dead_after_ms));
-	struct n2l_server *srv;
-	unsigned int i;
-
-	if (!io->since)
-		io->since = jiffies ?: 1;
-	if (time_after(jiffies, io->since + limit))
-		return false;
-	for (i = 0; i < N2L_MAX_SERVERS; i++) {
-		srv = s->netram.servers[i];
-		if (srv && (srv->state == N2L_SRV_CONNECTING ||
-			    srv->state == N2L_SRV_DOWN))
-			return true;
-	}
-	return false;
-}
-
-/*
- * Decide where the write described by @io (slot, nr) goes and stamp the
- * slot map; on PLACED, @io says what end_io must do, io->nr how many
- * slots of the bio this covers and io->blk where they go.
+ * Decide where the write described by @io (slot, nr) goes and mark its
+ * slots written; on PLACED, @io says what end_io must do, io->nr how many
+ * slots of the bio this covers and where they go.
  */
 static enum place_result place_write(struct n2l_store *s, struct n2l_io *io)
 {
 	unsigned long flags;
 	enum n2l_medium m;
-	u32 version, n;
 	n2l_blk_t blk;
+	u32 run;
 	sme_t e;
 
-	int server = -1;
-
 	spin_lock_irqsave(&s->lock, flags);
+	/* io->nr stays as it is until placed: a deferred bio is tried again. */
+	run = __unwritten_run(s, io);
+	if (!run) {
+		spin_unlock_irqrestore(&s->lock, flags);
+		return PLACE_LATER;
+	}
+	io->nr = run;
 	e = slotmap_get(&s->map, io->slot);
-	m = __n2l_choose(s, e, min(io->nr, N2L_MAX_PAGES), 0, &server);
+	m = __choose(s, io, e);
 	if (m == N2L_NONE) {
 		bool later = __n2l_free_pending(s) || s->gate.draining ||
-			     __waiting_for_servers(s, io);
+			     __n2l_netram_waiting(s, io);
 
 		spin_unlock_irqrestore(&s->lock, flags);
 		return later ? PLACE_LATER : PLACE_NOSPC;
 	}
-	if (!__n2l_version_take(s, &version)) {
-		spin_unlock_irqrestore(&s->lock, flags);
-		return PLACE_LATER;
+	if (m == sme_medium(e) && m != N2L_NETRAM) {
+		__place_same_medium(s, io, m);
+	} else if (m != N2L_NETRAM) {
+		u32 n = runalloc_get(&s->media[m].alloc, io->nr, &blk);
+
+		__place_new(io, m, blk, n);
 	}
-	if (m == N2L_NETRAM) {
-		/* One PUT carries at most N2L_MAX_PAGES pages. */
-		n = min(io->nr, N2L_MAX_PAGES);
-		__place_new(s, io, m, to_blk(server), n, version);
-	} else if (m == sme_medium(e)) {
-		__place_same_medium(s, io, m, version);
-	} else {
-		n = runalloc_get(&s->media[m].alloc, io->nr, &blk);
-		__place_new(s, io, m, blk, n, version);
-	}
+	__start_writing(s, io);
 	if (m != N2L_NETRAM)
 		io->gen = n2l_gate_enter(s);
 	spin_unlock_irqrestore(&s->lock, flags);
@@ -426,7 +437,7 @@ static int map_write(struct n2l_store *s, struct bio *bio, struct n2l_io *io)
 		keep_slots(bio, io->nr);
 		if (io->medium == N2L_NETRAM) {
 			count_write(s, bio, N2L_NETRAM);
-			n2l_netram_put(s, bio);
+			n2l_netram_write(s, bio);
 			return DM_MAPIO_SUBMITTED;
 		}
 		remap(s, bio, io->medium, from_blk(io->blk));
@@ -452,6 +463,7 @@ int n2l_map(struct dm_target *ti, struct bio *bio)
 
 	io->kind = N2L_IO_NONE;
 	io->since = 0;
+	io->nreq = 0;
 	if (bio->bi_opf & REQ_PREFLUSH)
 		return map_flush(s, bio);
 
@@ -479,96 +491,130 @@ int n2l_map(struct dm_target *ti, struct bio *bio)
 
 /*----------------------------------------------------------------*/
 
-/* Count the slot whose entry is @e in (or out of) its medium and server. */
+/* Count the slot whose entry is @e in (or out of) its medium and group. */
 void __n2l_held_add(struct n2l_store *s, sme_t e, int delta)
 {
-	struct n2l_server *srv;
-
 	lockdep_assert_held(&s->lock);
 	s->media[sme_medium(e)].held += delta;
-	if (sme_medium(e) == N2L_NETRAM) {
-		srv = s->netram.servers[sme_netram_server(sme_loc(e))];
-		if (!WARN_ON_ONCE(!srv))
-			srv->held += delta;
-	}
+	if (sme_medium(e) == N2L_NETRAM)
+		__n2l_group_hold(s, sme_group(e), delta);
 }
 
 /*
  * Free the copy of @slot that entry @e points at: a block goes to the
- * gate's quarantine, a Network RAM page is invalidated after whatever was
- * queued to its server before.
+ * gate's quarantine, Network RAM copies are invalidated after whatever was
+ * queued to their servers before.
  */
 void __n2l_free_copy(struct n2l_store *s, n2l_slot_t slot, sme_t e)
 {
-	u32 loc = sme_loc(e);
-
 	lockdep_assert_held(&s->lock);
 	switch (sme_medium(e)) {
 	case N2L_NONE:
+		if (sme_lost(e))
+			s->netram.lost_marked--;
 		return;
 	case N2L_NETRAM:
-		__n2l_netram_inval(&s->netram, sme_netram_server(loc),
-				   from_slot(slot), sme_netram_version(loc));
+		__n2l_netram_inval_group(s, sme_group(e), slot, sme_vers(e),
+					 NULL, 0);
 		break;
 	default:
-		__n2l_free_blocks(s, sme_medium(e), to_blk(loc), 1);
+		__n2l_free_blocks(s, sme_medium(e), to_blk(sme_blk(e)), 1);
 	}
 	__n2l_held_add(s, e, -1);
 }
 
+/* Writes waiting for a slot being written may go now. */
+void __n2l_writes_landed(struct n2l_store *s)
+{
+	if (s->deferred_nr)
+		queue_work(s->wq, &s->worker);
+}
+
 /* Where the copy written by @io for its @i-th slot lives. */
-static u32 io_loc(struct n2l_io *io, u32 i)
+static u64 io_loc(struct n2l_io *io, u32 i)
 {
 	if (io->medium == N2L_NETRAM)
-		return sme_netram_loc(from_blk(io->blk), io->version);
+		return sme_netram_loc(io->group, io->vers);
 	return from_blk(io->blk) + i;
 }
 
-/* The copy @io wrote for @slot lost to a newer write, or failed. */
+/* The copies @io wrote for @slot will never be pointed at. */
 static void __drop_copy(struct n2l_store *s, struct n2l_io *io,
-			n2l_slot_t slot, u32 loc)
+			n2l_slot_t slot, u32 i)
 {
-	if (io->medium == N2L_NETRAM)
-		__n2l_netram_inval(&s->netram, from_blk(io->blk),
-				   from_slot(slot), io->version);
-	else	/* never visible to anyone: no quarantine needed */
-		runalloc_put(&s->media[io->medium].alloc, to_blk(loc), 1);
+	unsigned int k;
+
+	if (io->medium != N2L_NETRAM) {
+		/* never visible to anyone: no quarantine needed */
+		runalloc_put(&s->media[io->medium].alloc, to_blk(io_loc(io, i)), 1);
+		return;
+	}
+	for (k = 0; k < io->nreq; k++)
+		n2l_net_inval(s->netram.net, io->srv[k], from_slot(slot), io->vers);
+}
+
+/* The write's Network RAM references end with it. */
+static void __netram_write_ended(struct n2l_store *s, struct n2l_io *io)
+{
+	unsigned int k;
+
+	if (io->medium != N2L_NETRAM)
+		return;
+	for (k = 0; k < io->nreq; k++)
+		n2l_netram_settled(s, io->srv[k]);
+	__n2l_group_put(s, io->group);
 }
 
 /*
- * A write to fresh blocks (or to a server) has ended: install it, or give
- * its copies back. The old copy of an overwritten slot is freed, unless
- * the server just replaced it under the same key.
+ * A write to fresh blocks (or to Network RAM) has ended: its slots point
+ * at it, or, if it failed, keep their old copies. Either way they are no
+ * longer being written. The old copy of an overwritten slot is freed.
  */
 void n2l_install(struct n2l_store *s, struct n2l_io *io, bool ok)
 {
+	unsigned int clear = SME_PREFETCHED | SME_WRITING | SME_LOST;
 	unsigned long flags;
 	n2l_slot_t slot;
 	sme_t e, new;
-	u32 i, loc;
+	u32 i;
 
 	spin_lock_irqsave(&s->lock, flags);
 	for (i = 0; i < io->nr; i++) {
 		slot = to_slot(from_slot(io->slot) + i);
-		loc = io_loc(io, i);
 		e = slotmap_get(&s->map, slot);
-		if (!ok || sme_version(e) != io->version) {
-			__drop_copy(s, io, slot, loc);
-			if (ok)
-				atomic64_inc(&s->stats.dropped);
+		if (!ok) {
+			__drop_copy(s, io, slot, i);
+			slotmap_set(&s->map, slot,
+				    sme_set_flags(e, sme_flags(e) & ~SME_WRITING));
 			continue;
 		}
-		new = sme_make(io->medium, loc, io->version,
-			       sme_flags(e) & ~SME_PREFETCHED);
-		if (sme_medium(e) == N2L_NETRAM && io->medium == N2L_NETRAM &&
-		    sme_netram_server(sme_loc(e)) == from_blk(io->blk))
-			__n2l_held_add(s, e, -1);	/* replaced in place */
-		else
-			__n2l_free_copy(s, slot, e);
+		new = sme_make(io->medium, io_loc(io, i), sme_flags(e) & ~clear);
+		__n2l_free_copy(s, slot, e);
 		slotmap_set(&s->map, slot, new);
 		__n2l_held_add(s, new, 1);
 		__n2l_pf_write(s, slot, io->medium);
 	}
+	__netram_write_ended(s, io);
+	__n2l_writes_landed(s);
+	spin_unlock_irqrestore(&s->lock, flags);
+}
+
+/* An in-place overwrite has ended: its slots are no longer being written. */
+static void end_inplace(struct n2l_store *s, struct n2l_io *io)
+{
+	unsigned long flags;
+	n2l_slot_t slot;
+	u32 i;
+	sme_t e;
+
+	spin_lock_irqsave(&s->lock, flags);
+	for (i = 0; i < io->nr; i++) {
+		slot = to_slot(from_slot(io->slot) + i);
+		e = slotmap_get(&s->map, slot);
+		slotmap_set(&s->map, slot,
+			    sme_set_flags(e, sme_flags(e) & ~SME_WRITING));
+	}
+	__n2l_writes_landed(s);
 	spin_unlock_irqrestore(&s->lock, flags);
 }
 
@@ -582,12 +628,14 @@ int n2l_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 		return DM_ENDIO_DONE;
 	case N2L_IO_WRITE_NEW:
 		n2l_install(s, io, *error == BLK_STS_OK);
-		n2l_version_put(s, io->version);
+		if (io->medium == N2L_NETRAM)
+			n2l_net_unseal(s->netram.net, &io->sealed);
 		break;
 	case N2L_IO_READ:
 		atomic_dec(&s->media[io->medium].stats.reads_inflight);
 		break;
 	case N2L_IO_WRITE_INPLACE:
+		end_inplace(s, io);
 		break;
 	}
 	if (io->medium != N2L_NETRAM)
@@ -598,38 +646,37 @@ int n2l_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 /*----------------------------------------------------------------*/
 
 /*
- * Unmap up to N2L_DISCARD_BATCH slots of the discard; false if no version
- * could be taken, and the discard must wait. Unmapped slots get a version
- * too, so that a write still in flight to them cannot install itself.
+ * Unmap up to N2L_DISCARD_BATCH slots of the discard, stopping at a slot
+ * being written (the discard waits for that write); false if nothing
+ * could be unmapped.
  */
 static bool discard_batch(struct n2l_store *s, struct n2l_io *io)
 {
-	u32 n = min_t(u32, io->nr, N2L_DISCARD_BATCH), i, version, freed = 0;
+	u32 n = min_t(u32, io->nr, N2L_DISCARD_BATCH), i, freed = 0;
+	n2l_slot_t slot;
 	sme_t e;
 
 	spin_lock_irq(&s->lock);
-	if (!__n2l_version_take(s, &version)) {
-		spin_unlock_irq(&s->lock);
-		return false;
-	}
 	for (i = 0; i < n; i++) {
-		n2l_slot_t slot = to_slot(from_slot(io->slot) + i);
-
+		slot = to_slot(from_slot(io->slot) + i);
 		e = slotmap_get(&s->map, slot);
+		if (sme_flags(e) & SME_WRITING)
+			break;
 		if (sme_medium(e) != N2L_NONE) {
 			freed++;
 			__n2l_pf_free(s, slot);
 		}
 		__n2l_free_copy(s, slot, e);
-		slotmap_set(&s->map, slot, sme_make(N2L_NONE, 0, version, 0));
+		slotmap_set(&s->map, slot, sme_make(N2L_NONE, 0, 0));
 	}
 	spin_unlock_irq(&s->lock);
-	n2l_version_put(s, version);
+	if (!i)
+		return false;
 
-	trace_nswap2l_free(s->devt, from_slot(io->slot), n, N2L_NONE);
+	trace_nswap2l_free(s->devt, from_slot(io->slot), i, N2L_NONE);
 	atomic64_add(freed, &s->stats.discarded);
-	io->slot = to_slot(from_slot(io->slot) + n);
-	io->nr -= n;
+	io->slot = to_slot(from_slot(io->slot) + i);
+	io->nr -= i;
 	return true;
 }
 
@@ -656,7 +703,7 @@ static bool process_write(struct n2l_store *s, struct bio *bio)
 	case PLACED:
 		if (io->medium == N2L_NETRAM) {
 			count_write(s, bio, N2L_NETRAM);
-			n2l_netram_put(s, bio);
+			n2l_netram_write(s, bio);
 			return true;
 		}
 		remap(s, bio, io->medium, from_blk(io->blk));
@@ -674,12 +721,13 @@ static bool process_write(struct n2l_store *s, struct bio *bio)
 
 /*
  * Bios that must still wait go back to the head of the list, in order;
- * whatever they wait for (a release, a version bucket) queues the worker
- * again when it happens.
+ * whatever they wait for (a release, a write of the same slot, a server)
+ * queues the worker again when it happens.
  */
 static void process_deferred(struct n2l_store *s)
 {
 	struct bio_list bios, later;
+	unsigned int placed = 0;
 	struct bio *bio;
 	bool done;
 
@@ -694,12 +742,13 @@ static void process_deferred(struct n2l_store *s)
 			done = process_discard(s, bio);
 		else
 			done = process_write(s, bio);
-		if (!done)
+		if (done)
+			placed++;
+		else
 			bio_list_add(&later, bio);
 	}
-	if (bio_list_empty(&later))
-		return;
 	spin_lock_irq(&s->lock);
+	s->deferred_nr -= placed;
 	bio_list_merge(&later, &s->deferred);
 	s->deferred = later;
 	spin_unlock_irq(&s->lock);

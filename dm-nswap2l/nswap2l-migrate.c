@@ -12,12 +12,13 @@
  *
  *  1. under the lock, the prefetch policy names candidates, which are
  *     grouped into runs of consecutive slots sharing one copy;
- *  2. the run is read from its server (a GET of its copy's version);
+ *  2. the run is read from a server holding its copies (a GET of their
+ *     version, failing over between them);
  *  3. written to freshly allocated Flash blocks;
- *  4. under the lock, every slot still pointing at that copy now points
- *     at Flash, marked prefetched, and the server's copy is invalidated;
+ *  4. under the lock, every slot still pointing at those copies now
+ *     points at Flash, marked prefetched, and the copies are invalidated;
  *     a slot written, discarded or moved meanwhile keeps its newer data
- *     and the Flash block goes back (n2l_move_out()).
+ *     and the Flash block goes back (n2l_relocate()).
  *
  * Nothing is locked across I/O, so a swap-out never waits for a
  * migration; between runs the worker yields to foreground reads.
@@ -36,7 +37,7 @@
 struct n2l_mig_run {
 	n2l_slot_t first;
 	u32 nr;
-	u32 loc;		/* the Network RAM copy they share */
+	u64 loc;		/* the Network RAM copies they share */
 };
 
 /*----------------------------------------------------------------*/
@@ -227,22 +228,36 @@ void n2l_mig_apply(struct n2l_store *s, struct n2l_prefetch *p,
 	n2l_prefetch_destroy(mig_install(s, p));
 }
 
-/* "prefetch <name> [<key> <value>]*": argv starts at the name. */
+/*
+ * "prefetch <name> [<key> <value>]*": argv starts at the name. The policy
+ * is looked up (maybe loaded) and allocated before the config_lock is
+ * taken; its pairs are applied on top of the knobs as they are then.
+ */
 int n2l_set_prefetch(struct n2l_store *s, unsigned int argc, char **argv,
 		     char **error)
 {
-	struct n2l_mig_knobs mk;
+	struct n2l_mig_knobs mk = s->mig.knobs;
 	struct n2l_prefetch *p;
+	unsigned int i;
+	int r = 0;
 
-	mutex_lock(&s->config_lock);
-	mk = s->mig.knobs;
 	p = n2l_prefetch_create(argc, argv, n2l_nr_slots(s),
 				s->media[N2L_FLASH].bdev, &mk, error);
-	if (!IS_ERR(p))
-		n2l_mig_apply(s, p, &mk);
-	mutex_unlock(&s->config_lock);
 	if (IS_ERR(p))
 		return PTR_ERR(p);
+	mutex_lock(&s->config_lock);
+	mk = s->mig.knobs;
+	for (i = 1; !r && i < argc; i += 2)
+		r = parse_mig_arg(&mk, argv[i], argv[i + 1], error);
+	if (!r)
+		r = n2l_mig_knobs_check(&mk, error);
+	if (!r)
+		n2l_mig_apply(s, p, &mk);
+	mutex_unlock(&s->config_lock);
+	if (r) {
+		n2l_prefetch_destroy(p);
+		return r;
+	}
 	n2l_mig_kick(s);
 	return 0;
 }
@@ -310,6 +325,8 @@ void n2l_mig_start(struct n2l_store *s)
 /* No migration runs once this returns, until n2l_mig_start(). */
 void n2l_mig_stop(struct n2l_store *s)
 {
+	if (!s->mig.wq)
+		return;
 	spin_lock_irq(&s->lock);
 	s->mig.running = false;
 	spin_unlock_irq(&s->lock);
@@ -430,39 +447,40 @@ static void mig_give_back(struct n2l_store *s, struct n2l_mig_run *run, bool los
 	spin_unlock_irq(&s->lock);
 }
 
-static bool server_up(struct n2l_store *s, u32 idx)
-{
-	bool up;
-
-	spin_lock_irq(&s->lock);
-	up = n2l_server_usable(s->netram.servers[idx]);
-	spin_unlock_irq(&s->lock);
-	return up;
-}
-
 /* Steps 2 to 4 for one run; false once Flash is full. */
 static bool mig_move_run(struct n2l_store *s, struct n2l_mig_run *run)
 {
-	struct n2l_move mv = {
-		.first = run->first, .nr = run->nr, .src_loc = run->loc,
-		.data = s->mig.buf, .only = N2L_FLASH, .flags = SME_PREFETCHED,
+	struct n2l_reloc r = {
+		.first = run->first, .nr = run->nr,
+		.group = run->loc & (SME_GROUPS - 1),
+		.vers = run->loc >> SME_GROUP_BITS,
+		.data = s->mig.buf, .to = N2L_FLASH, .flags = SME_PREFETCHED,
 	};
-	u32 server = sme_netram_server(run->loc);
-	int r;
+	bool lost, there;
+	u64 tried = 0;
+	int err;
 
-	if (!server_up(s, server)) {
-		mig_give_back(s, run, false);
-		return true;
-	}
-	r = n2l_netram_sync(s, s->mig.buf, 0, run->nr, server, N2L_OP_GET,
-			    from_slot(run->first), sme_netram_version(run->loc));
-	if (r == N2L_ST_OK)
-		r = n2l_move_out(s, &mv);
-	atomic64_add(mv.moved, &s->stats.prefetched);
-	if (r == -ENOSPC)
+	spin_lock_irq(&s->lock);
+	there = sme_at(slotmap_get(&s->map, run->first), r.group, r.vers);
+	if (there)
+		s->netram.groups[r.group].refs++;
+	spin_unlock_irq(&s->lock);
+	if (!there)
+		return true;	/* moved meanwhile */
+
+	err = n2l_netram_read_any(s, r.group, from_slot(r.first), r.nr, r.vers,
+				  r.data, 0, &tried);
+	if (!err)
+		err = n2l_relocate(s, &r);
+	atomic64_add(r.moved, &s->stats.prefetched);
+	spin_lock_irq(&s->lock);
+	lost = !s->netram.groups[r.group].nr;
+	__n2l_group_put(s, r.group);
+	spin_unlock_irq(&s->lock);
+	if (err == -ENOSPC)
 		return false;
-	if (r)
-		mig_give_back(s, run, r == N2L_REQ_DEAD);
+	if (err)
+		mig_give_back(s, run, lost);
 	return true;
 }
 
@@ -530,6 +548,7 @@ void n2l_mig_exit(struct n2l_store *s)
 	if (mig->wq) {
 		n2l_mig_stop(s);
 		destroy_workqueue(mig->wq);
+		mig->wq = NULL;
 	}
 	n2l_prefetch_destroy(mig->policy);
 	if (mig->buf)

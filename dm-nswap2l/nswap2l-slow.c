@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Slow paths: I/O that one remap cannot serve, done in a worker with
+ * Slow paths: I/O that one request cannot serve, done in a worker with
  * synchronous sub-I/O on clones of the bio:
  *
- *  - a write Network RAM refused (server full, draining or gone) is
- *    written again, run by run, wherever the placement policy says now;
- *  - a read whose Network RAM copy moved away (STALE) or whose reply broke
- *    off is read again, run by run, from wherever each slot now lives;
- *  - n2l_move_out() moves slots off a server (hand-backs, remove_server).
+ *  - a Network RAM write that a server refused (full, draining) or lost
+ *    (its connection broke): the servers that stored it keep their
+ *    copies, the others are replaced by servers with room; with none, the
+ *    write goes, run by run, to a block medium;
+ *  - a read whose copy failed (the server went, the copy moved, or its
+ *    seal did not check): every other copy is tried, and the first one
+ *    again later, for as long as a server may be down before it is away.
  *
- * These are rare; the fast path never waits here.
+ * These are rare; the fast path never waits here. Writes and reads have
+ * a workqueue each, since a read may wait for a write of its slot.
  */
 #include <linux/delay.h>
 
@@ -17,11 +20,8 @@
 #include "nswap2l-trace.h"
 
 #define N2L_SLOW_RETRIES	3
+#define N2L_SLOW_RETRY_MS	100
 
-/*
- * Writes and reads have a queue and a worker each: a read may wait for a
- * write to land (slow_read()), and that write may be queued here.
- */
 static void slow_queue(struct n2l_store *s, struct n2l_slow *q, struct bio *bio)
 {
 	unsigned long flags;
@@ -29,7 +29,7 @@ static void slow_queue(struct n2l_store *s, struct n2l_slow *q, struct bio *bio)
 	spin_lock_irqsave(&s->lock, flags);
 	bio_list_add(&q->bios, bio);
 	spin_unlock_irqrestore(&s->lock, flags);
-	queue_work(s->wq, &q->work);
+	queue_work(q->wq, &q->work);
 }
 
 void n2l_slow_write(struct n2l_store *s, struct bio *bio)
@@ -45,23 +45,24 @@ void n2l_slow_read(struct n2l_store *s, struct bio *bio)
 /*----------------------------------------------------------------*/
 /* Synchronous sub-I/O on slots [first, first + n) of @data. */
 
-static struct bio *sub_bio(struct n2l_store *s, struct bio *data, u32 first,
-			   u32 n, struct block_device *bdev)
+struct bio *n2l_sub_bio(struct n2l_store *s, struct bio *data, u32 first,
+			u32 n)
 {
-	struct bio *c = bio_alloc_clone(bdev, data, GFP_NOIO, &s->bs);
+	struct bio *c = bio_alloc_clone(NULL, data, GFP_NOIO, &s->bs);
 
 	bio_trim(c, (sector_t)first << N2L_SLOT_SHIFT,
 		 (sector_t)n << N2L_SLOT_SHIFT);
 	return c;
 }
 
-static int block_io(struct n2l_store *s, struct bio *data, u32 first, u32 n,
-		    enum n2l_medium m, u32 blk, blk_opf_t op)
+int n2l_block_io(struct n2l_store *s, struct bio *data, u32 first, u32 n,
+		 enum n2l_medium m, u32 blk, blk_opf_t op)
 {
 	struct n2l_medium_stats *st = &s->media[m].stats;
-	struct bio *c = sub_bio(s, data, first, n, s->media[m].bdev);
+	struct bio *c = n2l_sub_bio(s, data, first, n);
 	int r;
 
+	bio_set_dev(c, s->media[m].bdev);
 	c->bi_opf = op;
 	c->bi_iter.bi_sector = (sector_t)blk << N2L_SLOT_SHIFT;
 	if (op_is_write(op)) {
@@ -76,193 +77,234 @@ static int block_io(struct n2l_store *s, struct bio *data, u32 first, u32 n,
 	return r;
 }
 
-static void sync_done(struct n2l_netreq *req)
-{
-	complete(req->private);
-}
+/*----------------------------------------------------------------*/
+/* Writes. */
 
-/* A PUT or GET to server @server; returns its N2L_ST_* or -errno. */
-int n2l_netram_sync(struct n2l_store *s, struct bio *data, u32 first, u32 n,
-		     u32 server, u8 op, u32 key, u32 vers)
+/* Slots [@first, @first + @n) are not being written any more. */
+static void end_writing(struct n2l_store *s, n2l_slot_t first, u32 n)
 {
-	DECLARE_COMPLETION_ONSTACK(done);
-	struct n2l_netreq req = {
-		.op = op, .key = key, .count = n, .vers = vers,
-		.done = sync_done, .private = &done,
-	};
-	struct n2l_medium_stats *st = &s->media[N2L_NETRAM].stats;
-	struct n2l_server *srv;
+	n2l_slot_t slot;
+	u32 i;
+	sme_t e;
 
 	spin_lock_irq(&s->lock);
-	srv = n2l_server_get(&s->netram, server);
-	spin_unlock_irq(&s->lock);
-	if (!srv)
-		return N2L_REQ_DEAD;
-
-	INIT_LIST_HEAD(&req.node);
-	req.bio = sub_bio(s, data, first, n, NULL);
-	if (op == N2L_OP_PUT) {
-		atomic64_inc(&st->writes);
-		atomic64_add((u64)n << N2L_SLOT_SHIFT, &st->write_sectors);
-		atomic_add(n, &srv->put_pages_inflight);
-	} else {
-		atomic64_inc(&st->reads);
-		atomic64_add((u64)n << N2L_SLOT_SHIFT, &st->read_sectors);
+	for (i = 0; i < n; i++) {
+		slot = to_slot(from_slot(first) + i);
+		e = slotmap_get(&s->map, slot);
+		slotmap_set(&s->map, slot,
+			    sme_set_flags(e, sme_flags(e) & ~SME_WRITING));
 	}
-	n2l_server_submit(srv, &req);
-	wait_for_completion(&done);
-	if (op == N2L_OP_PUT)
-		atomic_sub(n, &srv->put_pages_inflight);
-	if (req.status == N2L_ST_FULL || req.status == N2L_ST_DRAINING)
-		atomic64_inc(&srv->stats.full);
-	n2l_server_put(srv);
-	bio_put(req.bio);
-	return req.status;
+	__n2l_writes_landed(s);
+	spin_unlock_irq(&s->lock);
 }
-
-/* Whether a PUT failure says "try another server" rather than "fail". */
-static bool try_elsewhere(int status)
-{
-	return status == N2L_ST_FULL || status == N2L_ST_DRAINING ||
-	       status == N2L_REQ_CONN_LOST || status == N2L_REQ_DEAD;
-}
-
-/*----------------------------------------------------------------*/
 
 /*
- * The write of @io (its version already stamped on every slot) failed on
- * Network RAM: write it, run by run, wherever placement says now, never to
- * a server that refused it. Each run installs itself like any write.
+ * The servers that stored the write keep their copies; the others are let
+ * go, and as many servers with room as it takes replace them. The write
+ * lands if at least one server holds it; false if none does.
  */
-static blk_status_t slow_write(struct n2l_store *s, struct bio *bio,
-			       struct n2l_io *io)
+static bool slow_write_netram(struct n2l_store *s, struct bio *bio,
+			      struct n2l_io *io)
 {
-	u64 avoid = BIT_ULL(from_blk(io->blk));
-	struct n2l_io run = *io;
-	u32 done = 0, want, n;
+	u32 failed = atomic_read(&io->failed);
+	unsigned int k, nkeep = 0, want;
+	u8 keep[N2L_MAX_REPLICAS], cand;
+	u64 avoid = 0;
+	int g = -1;
+
+	spin_lock_irq(&s->lock);
+	for (k = 0; k < io->nreq; k++) {
+		avoid |= BIT_ULL(io->srv[k]);
+		if (failed & BIT(k))
+			n2l_netram_settled(s, io->srv[k]);	/* never lands */
+		else
+			keep[nkeep++] = io->srv[k];
+	}
+	__n2l_group_put(s, io->group);
+	spin_unlock_irq(&s->lock);
+
+	want = READ_ONCE(s->netram.replicas);
+	while (nkeep < want &&
+	       n2l_net_best(s->netram.net, io->nr, avoid, s->netram.srv_held, 1,
+			    &cand)) {
+		avoid |= BIT_ULL(cand);
+		if (!n2l_netram_put_sync(s, cand, from_slot(io->slot), io->nr,
+					 io->vers, bio, 0))
+			keep[nkeep++] = cand;
+	}
+	if (nkeep) {
+		spin_lock_irq(&s->lock);
+		g = __n2l_group_get(s, keep, nkeep);
+		spin_unlock_irq(&s->lock);
+	}
+	io->nreq = nkeep;
+	memcpy(io->srv, keep, nkeep);
+	if (g < 0) {
+		/* Nowhere, or every group in use: those copies are junk. */
+		spin_lock_irq(&s->lock);
+		for (k = 0; k < nkeep; k++) {
+			n2l_net_inval(s->netram.net, keep[k], from_slot(io->slot),
+				      io->vers);
+			n2l_netram_settled(s, keep[k]);
+		}
+		spin_unlock_irq(&s->lock);
+		io->nreq = 0;
+		return false;
+	}
+	io->group = g;
+	n2l_install(s, io, true);
+	if (nkeep < want)
+		n2l_repair_kick(s);
+	return true;
+}
+
+/* No server can take it: run by run to a block medium, as placement says. */
+static blk_status_t slow_write_block(struct n2l_store *s, struct bio *bio,
+				     struct n2l_io *io)
+{
+	u32 free[N2L_NR_MEDIA], done = 0, total = io->nr, n;
+	n2l_slot_t first = io->slot;
 	enum n2l_medium m;
 	n2l_blk_t blk;
-	int server, r;
+	int r;
 
-	while (done < io->nr) {
-		run.slot = to_slot(from_slot(io->slot) + done);
-		want = io->nr - done;
+	while (done < total) {
 		spin_lock_irq(&s->lock);
-		m = __n2l_choose(s, slotmap_get(&s->map, run.slot),
-				 min(want, N2L_MAX_PAGES), avoid, &server);
-		if (m == N2L_NETRAM) {
-			spin_unlock_irq(&s->lock);
-			n = min(want, N2L_MAX_PAGES);
-			r = n2l_netram_sync(s, bio, done, n, server, N2L_OP_PUT,
-				      from_slot(run.slot), io->version);
-			if (r != N2L_ST_OK) {
-				if (!try_elsewhere(r))
-					return BLK_STS_IOERR;
-				avoid |= BIT_ULL(server);
-				continue;
-			}
-			blk = to_blk(server);
-		} else {
-			n = m == N2L_NONE ? 0 :
-			    runalloc_get(&s->media[m].alloc, want, &blk);
-			spin_unlock_irq(&s->lock);
-			if (!n)
-				return BLK_STS_NOSPC;
-			r = block_io(s, bio, done, n, m, from_blk(blk),
-				     REQ_OP_WRITE | (bio->bi_opf & REQ_FUA));
+		__n2l_media_free(s, free, 0);
+		free[N2L_NETRAM] = 0;
+		m = __n2l_ask_placement(s, free, N2L_NONE);
+		n = m == N2L_NONE ? 0 :
+		    runalloc_get(&s->media[m].alloc, total - done, &blk);
+		spin_unlock_irq(&s->lock);
+		if (!n) {
+			end_writing(s, to_slot(from_slot(first) + done), total - done);
+			return BLK_STS_NOSPC;
 		}
-		run.medium = m;
-		run.blk = blk;
-		run.nr = n;
-		n2l_install(s, &run, r == 0);
-		if (r)
+		r = n2l_block_io(s, bio, done, n, m, from_blk(blk),
+				 REQ_OP_WRITE | (bio->bi_opf & REQ_FUA));
+		io->slot = to_slot(from_slot(first) + done);
+		io->nr = n;
+		io->medium = m;
+		io->blk = blk;
+		n2l_install(s, io, r == 0);
+		if (r) {
+			end_writing(s, to_slot(from_slot(first) + done + n),
+				    total - done - n);
 			return errno_to_blk_status(r);
+		}
 		done += n;
 	}
 	return BLK_STS_OK;
 }
 
+static blk_status_t slow_write(struct n2l_store *s, struct bio *bio,
+			       struct n2l_io *io)
+{
+	blk_status_t st = BLK_STS_OK;
+
+	atomic64_inc(&s->stats.slow_writes);
+	if (!slow_write_netram(s, bio, io))
+		st = slow_write_block(s, bio, io);
+	n2l_net_unseal(s->netram.net, &io->sealed);
+	return st;
+}
+
+/*----------------------------------------------------------------*/
+/* Reads. */
+
 /*
- * Read @n slots from @done of @bio from where the slot map says now; in
- * @pending, whether the Network RAM copy read has a newer write in flight
- * (the entry is stamped with a version its copy does not have yet).
+ * Read @n slots from @done of @bio from where the slot map says now;
+ * -ENODATA if they are lost. In @writing, whether a write of the slot is
+ * in flight (a copy may be going, replaced by the write's).
  */
 static int slow_read_run(struct n2l_store *s, struct bio *bio,
-			 struct n2l_io *io, u32 done, u32 *n, bool *pending)
+			 struct n2l_io *io, u32 done, u32 *n, u64 *tried,
+			 bool *writing)
 {
 	n2l_slot_t slot = to_slot(from_slot(io->slot) + done);
-	unsigned int gen;
+	unsigned int gen, g;
 	struct bio *c;
-	u32 loc;
+	u64 vers;
 	sme_t e;
 	int r;
 
 	spin_lock_irq(&s->lock);
 	e = slotmap_get(&s->map, slot);
-	loc = sme_loc(e);
+	*writing = sme_flags(e) & SME_WRITING;
 	switch (sme_medium(e)) {
 	case N2L_NONE:
-		*n = slotmap_unmapped_run(&s->map, slot, io->nr - done);
+		*n = sme_lost(e) ? slotmap_contiguous(&s->map, slot, io->nr - done) :
+				   slotmap_unmapped_run(&s->map, slot, io->nr - done);
 		spin_unlock_irq(&s->lock);
-		c = sub_bio(s, bio, done, *n, NULL);
+		if (sme_lost(e))
+			return -ENODATA;
+		c = n2l_sub_bio(s, bio, done, *n);
 		zero_fill_bio(c);
 		bio_put(c);
 		return 0;
 	case N2L_NETRAM:
 		*n = min(slotmap_contiguous(&s->map, slot, io->nr - done),
 			 N2L_MAX_PAGES);
-		*pending = sme_version(e) != sme_netram_version(loc);
+		g = sme_group(e);
+		vers = sme_vers(e);
+		s->netram.groups[g].refs++;	/* keeps its servers for us */
 		spin_unlock_irq(&s->lock);
-		return n2l_netram_sync(s, bio, done, *n, sme_netram_server(loc),
-				 N2L_OP_GET, from_slot(slot),
-				 sme_netram_version(loc));
+		r = n2l_netram_read_any(s, g, from_slot(slot), *n, vers, bio, done,
+					tried);
+		spin_lock_irq(&s->lock);
+		__n2l_group_put(s, g);
+		spin_unlock_irq(&s->lock);
+		return r;
 	default:
 		*n = slotmap_contiguous(&s->map, slot, io->nr - done);
 		gen = n2l_gate_enter(s);
 		spin_unlock_irq(&s->lock);
-		r = block_io(s, bio, done, *n, sme_medium(e), loc, REQ_OP_READ);
+		r = n2l_block_io(s, bio, done, *n, sme_medium(e), sme_blk(e),
+				 REQ_OP_READ);
 		n2l_gate_exit(s, gen);
 		return r;
 	}
 }
 
 /*
- * A copy can be stale because the slot moved (the map says where now),
- * because a newer write replaced it on the server and has not landed in
- * the map yet (wait for it, as long as a server may stay away), or
- * because it is gone (give up after a few tries).
+ * Every copy but the one that failed first; then, while a write of the
+ * slot is in flight, or a server may still come back, all of them again.
  */
 static blk_status_t slow_read(struct n2l_store *s, struct bio *bio,
 			      struct n2l_io *io)
 {
 	unsigned long give_up = jiffies +
 		msecs_to_jiffies(READ_ONCE(s->netram.dead_after_ms));
-	unsigned int tries = 0;
-	bool pending = false;
+	u64 tried = io->nreq ? BIT_ULL(io->srv[0]) : 0;
+	unsigned int retries = 0;
+	bool writing = false;
 	u32 done = 0, n;
-	int r;
+	int r = 0;
 
 	while (done < io->nr) {
-		r = slow_read_run(s, bio, io, done, &n, &pending);
-		if (r == N2L_ST_OK) {
+		r = slow_read_run(s, bio, io, done, &n, &tried, &writing);
+		if (!r) {
 			done += n;
-			tries = 0;
+			tried = 0;
+			retries = 0;
 			continue;
 		}
-		if (r < 0 && r != N2L_REQ_CONN_LOST)
+		if (r == -ENODATA || !time_before(jiffies, give_up))
 			break;
-		if (r == N2L_ST_STALE && pending && time_before(jiffies, give_up)) {
+		tried = 0;
+		if (writing) {
 			usleep_range(500, 1000);
 			continue;
 		}
-		if (++tries > N2L_SLOW_RETRIES)
+		if (++retries > N2L_SLOW_RETRIES)
 			break;
+		msleep(N2L_SLOW_RETRY_MS);
 	}
 	if (done == io->nr)
 		return BLK_STS_OK;
 	atomic64_add(io->nr - done, &s->netram.failed_reads);
-	DMERR_LIMIT("%s: read of slot %u failed: its copy is lost",
-		    dm_device_name(s->md), from_slot(io->slot) + done);
+	DMERR_LIMIT("%s: read of slot %u failed (%d): no copy of it can be had",
+		    dm_device_name(s->md), from_slot(io->slot) + done, r);
 	return BLK_STS_IOERR;
 }
 
@@ -271,9 +313,7 @@ static void slow_one(struct n2l_store *s, struct bio *bio)
 	struct n2l_io *io = dm_per_bio_data(bio, sizeof(*io));
 
 	if (op_is_write(bio_op(bio))) {
-		atomic64_inc(&s->stats.slow_writes);
 		bio->bi_status = slow_write(s, bio, io);
-		n2l_version_put(s, io->version);
 		/* Installed here: end_io has nothing left to do. */
 		io->kind = N2L_IO_NONE;
 	} else {
@@ -301,130 +341,30 @@ static void n2l_slow_work(struct work_struct *w)
 	memalloc_noio_restore(noio);
 }
 
-void n2l_slow_init(struct n2l_store *s)
+int n2l_slow_init(struct n2l_store *s)
 {
 	struct n2l_slow *q[] = { &s->slow_writes, &s->slow_reads };
+	static const char * const names[] = { "nswap2l-sw-%s", "nswap2l-sr-%s" };
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(q); i++) {
 		q[i]->store = s;
 		bio_list_init(&q[i]->bios);
 		INIT_WORK(&q[i]->work, n2l_slow_work);
-	}
-}
-
-/*----------------------------------------------------------------*/
-
-/*
- * Install a moved copy: slots still at @mv->src_loc now point at @m, @loc0
- * (block runs: @loc0 + i), with @mv->flags set, and the source copy is
- * freed; slots that changed meanwhile keep their newer data and the copy
- * is dropped. Returns how many slots moved.
- */
-static u32 install_move(struct n2l_store *s, struct n2l_move *mv, u32 done,
-			u32 n, enum n2l_medium m, u32 loc0)
-{
-	u32 i, loc, moved = 0;
-	n2l_slot_t slot;
-	sme_t e, new;
-
-	spin_lock_irq(&s->lock);
-	for (i = 0; i < n; i++) {
-		slot = to_slot(from_slot(mv->first) + done + i);
-		loc = m == N2L_NETRAM ? loc0 : loc0 + i;
-		e = slotmap_get(&s->map, slot);
-		if (sme_medium(e) != N2L_NETRAM || sme_loc(e) != mv->src_loc) {
-			if (m == N2L_NETRAM)
-				__n2l_netram_inval(&s->netram, sme_netram_server(loc),
-						   from_slot(slot),
-						   sme_netram_version(loc));
-			else
-				runalloc_put(&s->media[m].alloc, to_blk(loc), 1);
-			continue;
-		}
-		new = sme_make(m, loc, sme_version(e), sme_flags(e) | mv->flags);
-		__n2l_free_copy(s, slot, e);
-		slotmap_set(&s->map, slot, new);
-		__n2l_held_add(s, new, 1);
-		if (m != N2L_NETRAM)
-			__n2l_pf_free(s, slot);
-		moved++;
-	}
-	spin_unlock_irq(&s->lock);
-	atomic64_add(moved, &s->media[N2L_NETRAM].stats.moved_out);
-	atomic64_add(moved, &s->media[m].stats.moved_in);
-	trace_nswap2l_migrate(s->devt, from_slot(mv->first) + done, n, moved,
-			      N2L_NETRAM, m);
-	return moved;
-}
-
-/*
- * Where the next @want slots of @mv go: a server (in @loc, and its index
- * in @server) or a run of blocks; returns the medium and in @n how many
- * slots, 0 if nothing has room.
- */
-static enum n2l_medium move_target(struct n2l_store *s, struct n2l_move *mv,
-				   u32 want, u32 *n, int *server, n2l_blk_t *blk)
-{
-	enum n2l_medium m = mv->only;
-
-	spin_lock_irq(&s->lock);
-	/* As if new: the policy must not answer "where it is". */
-	if (m == N2L_NONE)
-		m = __n2l_choose(s, sme_make(N2L_NONE, 0, 0, 0),
-				 min(want, N2L_MAX_PAGES), mv->avoid, server);
-	if (m == N2L_NETRAM)
-		*n = min(want, N2L_MAX_PAGES);
-	else
-		*n = m == N2L_NONE ? 0 : runalloc_get(&s->media[m].alloc, want, blk);
-	spin_unlock_irq(&s->lock);
-	return m;
-}
-
-/*
- * Move the slots of @mv, whose data is in @mv->data, off their Network
- * RAM copy: to @mv->only, or to another server or a block medium as
- * placement says, never to a server in @mv->avoid. Only slots still on
- * that copy move (@mv->moved counts them). Returns 0, -ENOSPC if nothing
- * can take them, or another error.
- */
-int n2l_move_out(struct n2l_store *s, struct n2l_move *mv)
-{
-	u32 vers = sme_netram_version(mv->src_loc), done = 0, n, loc;
-	enum n2l_medium m;
-	n2l_blk_t blk;
-	int server, r;
-
-	while (done < mv->nr) {
-		n2l_slot_t slot = to_slot(from_slot(mv->first) + done);
-
-		m = move_target(s, mv, mv->nr - done, &n, &server, &blk);
-		if (!n)
-			return -ENOSPC;
-		if (m == N2L_NETRAM) {
-			r = n2l_netram_sync(s, mv->data, done, n, server, N2L_OP_PUT,
-					    from_slot(slot), vers);
-			if (r != N2L_ST_OK) {
-				if (!try_elsewhere(r))
-					return -EIO;
-				mv->avoid |= BIT_ULL(server);
-				continue;
-			}
-			loc = sme_netram_loc(server, vers);
-		} else {
-			r = block_io(s, mv->data, done, n, m, from_blk(blk), REQ_OP_WRITE);
-			if (r) {
-				spin_lock_irq(&s->lock);
-				runalloc_put(&s->media[m].alloc, blk, n);
-				spin_unlock_irq(&s->lock);
-				return r;
-			}
-			loc = from_blk(blk);
-		}
-		mv->moved += install_move(s, mv, done, n, m, loc);
-		done += n;
+		q[i]->wq = alloc_workqueue(names[i], WQ_MEM_RECLAIM, 0,
+					   dm_device_name(s->md));
+		if (!q[i]->wq)
+			return -ENOMEM;
 	}
 	return 0;
+}
+
+void n2l_slow_exit(struct n2l_store *s)
+{
+	if (s->slow_writes.wq)
+		destroy_workqueue(s->slow_writes.wq);
+	if (s->slow_reads.wq)
+		destroy_workqueue(s->slow_reads.wq);
 }
 
 /*----------------------------------------------------------------*/

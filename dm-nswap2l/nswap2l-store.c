@@ -44,6 +44,10 @@ static bool __bdev_taken(struct block_device *bdev)
 static int check_reload(struct n2l_store *s, struct n2l_target *t,
 			char **error)
 {
+	if (strcmp(s->identity, t->identity) || strcmp(s->key_desc, t->key_desc)) {
+		*error = "A reload must keep the psk and encrypt features";
+		return -EINVAL;
+	}
 	if (s->claimed_by == t->ti->table) {
 		*error = "Only one nswap2l target per device";
 		return -EINVAL;
@@ -78,13 +82,22 @@ static int medium_init(struct n2l_medium_dev *md, enum n2l_medium kind,
 	return runalloc_init(&md->alloc, blocks);
 }
 
+/*
+ * Work that talks to servers stops before the client goes, and the client
+ * (whose events call the prefetch policy) before the policy is freed.
+ */
 static void store_destroy(struct n2l_store *s)
 {
 	enum n2l_medium m;
 
 	n2l_sysfs_del(s);
-	n2l_mig_exit(s);	/* it talks to servers: before they go */
-	n2l_netram_exit(&s->netram);
+	if (s->netram.net)
+		n2l_net_stop_waiting(s->netram.net);
+	n2l_mig_stop(s);
+	if (s->netram.net)
+		n2l_netram_exit(s);
+	n2l_mig_exit(s);
+	n2l_slow_exit(s);
 	if (s->wq)
 		destroy_workqueue(s->wq);
 	bioset_exit(&s->bs);
@@ -110,8 +123,9 @@ static struct n2l_store *store_create(struct n2l_target *t,
 	mutex_init(&s->config_lock);
 	bio_list_init(&s->deferred);
 	INIT_WORK(&s->worker, n2l_worker);
-	n2l_slow_init(s);
 	init_completion(&s->kobj_released);
+	strscpy(s->identity, t->identity, sizeof(s->identity));
+	strscpy(s->key_desc, t->key_desc, sizeof(s->key_desc));
 
 	r = slotmap_init(&s->map, t->ti->len >> N2L_SLOT_SHIFT);
 	if (!r)
@@ -127,8 +141,14 @@ static struct n2l_store *store_create(struct n2l_target *t,
 		goto nomem;
 	s->wq = alloc_workqueue("nswap2l-%s", WQ_MEM_RECLAIM, 0,
 				dm_device_name(md));
-	if (!s->wq || n2l_netram_init(&s->netram, s) || n2l_mig_init(s))
+	if (!s->wq || n2l_slow_init(s) || n2l_mig_init(s))
 		goto nomem;
+	r = n2l_netram_init(s, t);
+	if (r) {
+		store_destroy(s);
+		*error = "Cannot start the Network RAM client";
+		return ERR_PTR(r);
+	}
 	return s;
 
 nomem:
@@ -199,31 +219,36 @@ static void set_trim(struct n2l_medium_dev *md, bool passdown)
  * resumes: before that the table is only loaded, and the live table may
  * have been reconfigured by messages that must stay in force until then.
  */
-/* In the table line but not connected to: add; the other way: drain. */
+/*
+ * Servers of the table line that the device lacks are added, and those it
+ * is draining stop draining; servers the line leaves out are drained.
+ */
 static void __apply_servers(struct n2l_store *s, struct n2l_target *t)
 {
 	struct n2l_netram *nr = &s->netram;
-	struct n2l_server *srv;
-	unsigned int i, j;
+	u64 listed = 0;
+	unsigned int i;
 	char *error;
-	bool listed;
+	int idx;
 
 	lockdep_assert_held(&s->config_lock);
-	for (i = 0; i < t->nr_servers; i++)
-		if (!__n2l_server_find(nr, t->servers[i]) &&
-		    IS_ERR(n2l_server_add(nr, t->servers[i], false, &error)))
+	for (i = 0; i < t->nr_servers; i++) {
+		idx = n2l_net_server_find(nr->net, t->servers[i]);
+		if (idx < 0 && __n2l_server_add(s, t->servers[i], &error)) {
 			DMERR("%s: server %s: %s", dm_device_name(s->md),
 			      t->servers[i], error);
-	for (i = 0; i < N2L_MAX_SERVERS; i++) {
-		srv = nr->servers[i];
-		if (!srv || srv->learned || srv->state == N2L_SRV_DEAD ||
-		    srv->state == N2L_SRV_DRAINING)
 			continue;
-		for (listed = false, j = 0; j < t->nr_servers; j++)
-			listed |= !strcmp(srv->name, t->servers[j]);
-		if (!listed)
-			n2l_server_remove_start(nr, srv->name, &error);
+		}
+		idx = n2l_net_server_find(nr->net, t->servers[i]);
+		if (idx < 0)
+			continue;
+		listed |= BIT_ULL(idx);
+		if (nr->draining & BIT_ULL(idx))
+			__n2l_server_drain(s, idx, false);
 	}
+	for (i = 0; i < N2L_NET_SERVERS; i++)
+		if ((nr->present & ~nr->draining & ~listed) & BIT_ULL(i))
+			__n2l_server_drain(s, i, true);
 }
 
 void n2l_store_apply(struct n2l_store *s, struct n2l_target *t)
@@ -239,7 +264,9 @@ void n2l_store_apply(struct n2l_store *s, struct n2l_target *t)
 	s->placement = t->placement;
 	set_trim(&s->media[N2L_FLASH], t->discard_passdown);
 	set_trim(&s->media[N2L_DISK], t->discard_passdown);
+	WRITE_ONCE(s->netram.replicas, t->replicas);
 	spin_unlock_irq(&s->lock);
+	n2l_repair_kick(s);
 	t->placement = NULL;
 	n2l_mig_apply(s, t->prefetch, &t->knobs);
 	t->prefetch = NULL;
@@ -272,6 +299,8 @@ void n2l_store_clear_stats(struct n2l_store *s)
 	atomic64_set(&s->netram.failed_reads, 0);
 	atomic64_set(&s->netram.moved_pages, 0);
 	atomic64_set(&s->netram.returned_pages, 0);
+	atomic64_set(&s->netram.rereplicated, 0);
+	atomic64_set(&s->netram.auth_failures, 0);
 	atomic64_set(&s->stats.read_issues, 0);
 	atomic64_set(&s->stats.read_parallel, 0);
 	atomic64_set(&s->stats.prefetched, 0);

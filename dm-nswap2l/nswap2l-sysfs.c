@@ -43,9 +43,9 @@ static ssize_t placement_show(struct n2l_store *s, const struct n2l_attr *a,
 {
 	char name[32];
 
-	mutex_lock(&s->config_lock);
+	spin_lock_irq(&s->lock);
 	strscpy(name, s->placement->type->base.name, sizeof(name));
-	mutex_unlock(&s->config_lock);
+	spin_unlock_irq(&s->lock);
 	return n2l_policy_names(N2L_POLICY_PLACEMENT, name, buf, PAGE_SIZE);
 }
 
@@ -82,10 +82,10 @@ static ssize_t prefetch_show(struct n2l_store *s, const struct n2l_attr *a,
 {
 	char name[32];
 
-	mutex_lock(&s->config_lock);
+	spin_lock_irq(&s->lock);
 	strscpy(name, s->mig.policy ? s->mig.policy->type->base.name : "none",
 		sizeof(name));
-	mutex_unlock(&s->config_lock);
+	spin_unlock_irq(&s->lock);
 	return n2l_policy_names(N2L_POLICY_PREFETCH, name, buf, PAGE_SIZE);
 }
 
@@ -141,34 +141,15 @@ static ssize_t knob_store(struct n2l_store *s, const struct n2l_attr *a,
 static ssize_t servers_show(struct n2l_store *s, const struct n2l_attr *a,
 			    char *buf)
 {
-	struct n2l_server *srv;
-	struct n2l_server_stats *st;
+	char line[400];
 	unsigned int i;
 	int n = 0;
-	u32 held;
 
-	mutex_lock(&s->config_lock);
-	for (i = 0; i < N2L_MAX_SERVERS; i++) {
-		srv = s->netram.servers[i];
-		if (!srv)
+	for (i = 0; i < N2L_NET_SERVERS; i++) {
+		if (!n2l_server_line(s, i, line, sizeof(line)))
 			continue;
-		st = &srv->stats;
-		spin_lock_irq(&s->lock);
-		held = srv->held;
-		spin_unlock_irq(&s->lock);
-		n += sysfs_emit_at(buf, n,
-				   "%s %s held=%u free=%lld capacity=%llu puts=%lld gets=%lld full=%lld timeouts=%lld reconnects=%lld protocol_errors=%lld inval_dropped=%lld%s\n",
-				   srv->name, n2l_server_state_name(READ_ONCE(srv->state)),
-				   held, atomic64_read(&srv->free_reported),
-				   (unsigned long long)READ_ONCE(srv->capacity),
-				   atomic64_read(&st->puts), atomic64_read(&st->gets),
-				   atomic64_read(&st->full), atomic64_read(&st->timeouts),
-				   atomic64_read(&st->reconnects),
-				   atomic64_read(&st->protocol_errors),
-				   atomic64_read(&st->inval_dropped),
-				   srv->learned ? " learned" : "");
+		n += sysfs_emit_at(buf, n, "%s\n", line);
 	}
-	mutex_unlock(&s->config_lock);
 	return n;
 }
 
@@ -186,9 +167,11 @@ static ssize_t servers_store(struct n2l_store *s, const struct n2l_attr *a,
 		r = n2l_add_server(s, argv[1], &error);
 	else if (argc == 2 && !strcmp(argv[0], "remove"))
 		r = n2l_remove_server(s, argv[1], &error);
+	else if (argc == 2 && !strcmp(argv[0], "forget"))
+		r = n2l_forget_server(s, argv[1], &error);
 	if (r)
 		DMERR("%s: servers: %s", dm_device_name(s->md),
-		      error ?: "write \"add <host:port>\" or \"remove <host:port>\"");
+		      error ?: "write \"add <host:port>\", \"remove <host:port>\" or \"forget <host:port>\"");
 	argv_free(argv);
 	return r ? r : len;
 }
@@ -243,7 +226,7 @@ static ssize_t medium_show(struct n2l_store *s, const struct n2l_attr *a,
 enum {
 	F_NOSPC, F_DISCARDED, F_ZERO_READS, F_DROPPED, F_SLOW_WRITES,
 	F_SLOW_READS, F_FAILED_READS, F_MOVED, F_RETURNED, F_PREFETCHED,
-	F_PREFETCH_HITS,
+	F_PREFETCH_HITS, F_REREPLICATED, F_AUTH_FAILURES,
 };
 
 static ssize_t counter_show(struct n2l_store *s, const struct n2l_attr *a,
@@ -261,6 +244,8 @@ static ssize_t counter_show(struct n2l_store *s, const struct n2l_attr *a,
 		[F_RETURNED] = &s->netram.returned_pages,
 		[F_PREFETCHED] = &s->stats.prefetched,
 		[F_PREFETCH_HITS] = &s->stats.prefetch_hits,
+		[F_REREPLICATED] = &s->netram.rereplicated,
+		[F_AUTH_FAILURES] = &s->netram.auth_failures,
 	};
 
 	return sysfs_emit(buf, "%llu\n",
@@ -288,15 +273,17 @@ static ssize_t ratio_show(struct n2l_store *s, const struct n2l_attr *a,
 			  (unsigned long long)(milli % 1000));
 }
 
-static ssize_t lost_show(struct n2l_store *s, const struct n2l_attr *a,
-			 char *buf)
+enum { F_LOST, F_UNDERREPLICATED };
+
+static ssize_t slots_of_show(struct n2l_store *s, const struct n2l_attr *a,
+			     char *buf)
 {
-	u32 lost;
+	u32 n;
 
 	spin_lock_irq(&s->lock);
-	lost = __n2l_lost_slots(s);
+	n = a->field == F_LOST ? __n2l_lost_slots(s) : __n2l_underreplicated(s);
 	spin_unlock_irq(&s->lock);
-	return sysfs_emit(buf, "%u\n", lost);
+	return sysfs_emit(buf, "%u\n", n);
 }
 
 #define N2L_ATTR(_name, _mode, _show, _store)				\
@@ -321,6 +308,12 @@ static ssize_t lost_show(struct n2l_store *s, const struct n2l_attr *a,
 	static struct n2l_attr n2l_attr_##_name = {			\
 		.attr = { .name = #_name, .mode = 0444 },		\
 		.show = ratio_show, .field = _field,			\
+	}
+
+#define N2L_SLOTS_ATTR(_name, _field)					\
+	static struct n2l_attr n2l_attr_##_name = {			\
+		.attr = { .name = #_name, .mode = 0444 },		\
+		.show = slots_of_show, .field = _field,			\
 	}
 
 #define N2L_KNOB_ATTR(_name)	N2L_ATTR(_name, 0644, knob_show, knob_store)
@@ -355,10 +348,14 @@ N2L_COUNTER_ATTR(slow_reads, F_SLOW_READS);
 N2L_COUNTER_ATTR(failed_reads, F_FAILED_READS);
 N2L_COUNTER_ATTR(moved_pages, F_MOVED);
 N2L_COUNTER_ATTR(returned_pages, F_RETURNED);
-N2L_ATTR(lost_slots, 0444, lost_show, NULL);
+N2L_SLOTS_ATTR(lost_slots, F_LOST);
+N2L_SLOTS_ATTR(underreplicated_slots, F_UNDERREPLICATED);
+N2L_COUNTER_ATTR(rereplicated_slots, F_REREPLICATED);
+N2L_COUNTER_ATTR(auth_failures, F_AUTH_FAILURES);
 N2L_ATTR(servers, 0644, servers_show, servers_store);
 N2L_KNOB_ATTR(netram_timeout_ms);
 N2L_KNOB_ATTR(netram_dead_after_ms);
+N2L_KNOB_ATTR(replicas);
 N2L_ATTR(prefetch_policy, 0644, prefetch_show, prefetch_store);
 N2L_KNOB_ATTR(prefetch_interval_ms);
 N2L_KNOB_ATTR(prefetch_amount);
@@ -410,9 +407,13 @@ static struct attribute *n2l_attrs[] = {
 	&n2l_attr_moved_pages.attr,
 	&n2l_attr_returned_pages.attr,
 	&n2l_attr_lost_slots.attr,
+	&n2l_attr_underreplicated_slots.attr,
+	&n2l_attr_rereplicated_slots.attr,
+	&n2l_attr_auth_failures.attr,
 	&n2l_attr_servers.attr,
 	&n2l_attr_netram_timeout_ms.attr,
 	&n2l_attr_netram_dead_after_ms.attr,
+	&n2l_attr_replicas.attr,
 	&n2l_attr_prefetch_policy.attr,
 	&n2l_attr_prefetch_interval_ms.attr,
 	&n2l_attr_prefetch_amount.attr,

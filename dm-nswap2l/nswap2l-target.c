@@ -28,17 +28,14 @@ static const char *dev_name_or_dash(struct dm_dev *d)
 /* Pages the servers donate in all, as they last said. */
 static u64 netram_capacity(struct n2l_store *s)
 {
-	struct n2l_server *srv;
+	struct n2l_net_info info;
 	unsigned int i;
 	u64 cap = 0;
 
-	mutex_lock(&s->config_lock);
-	for (i = 0; i < N2L_MAX_SERVERS; i++) {
-		srv = s->netram.servers[i];
-		if (srv && srv->state != N2L_SRV_DEAD)
-			cap += READ_ONCE(srv->capacity);
-	}
-	mutex_unlock(&s->config_lock);
+	for (i = 0; i < N2L_NET_SERVERS; i++)
+		if ((READ_ONCE(s->netram.present) & BIT_ULL(i)) &&
+		    n2l_net_server_info(s->netram.net, i, &info))
+			cap += info.capacity;
 	return cap;
 }
 
@@ -111,18 +108,22 @@ static void status_prefetch(struct n2l_target *t, char *result,
  *   <#servers> [<host:port> <state> <held> <free pages> <capacity>]*
  *   <lost slots> <failed reads> <slow writes> <slow reads>
  *   <pages moved by servers> <pages handed back by servers>
+ *   <replicas> <underreplicated slots> <rereplicated slots> <auth failures>
  *   <prefetch policy> <#args> [<key> <value>]*
  *   <prefetched slots> <prefetch hits> <read/prefetch ratio>
  *   <read parallelism> <reads in flight: netram flash disk>
  *   <moved in> <moved out> (netram, flash, disk)
  *
  * TABLE: the line that recreates the device with its current policies.
+ * Nothing here waits: counters are read without locks, the rest under the
+ * store's spinlock (never the config_lock), so DM_STATUS_NOFLUSH_FLAG
+ * asks for nothing more than this always does.
  */
 static void status_info(struct n2l_target *t, char *result,
 			unsigned int maxlen)
 {
 	struct n2l_store *s = t->store;
-	u32 held[N2L_NR_MEDIA], mapped = 0, lost;
+	u32 held[N2L_NR_MEDIA], mapped = 0, lost, under;
 	enum n2l_medium m;
 	size_t sz = 0;
 
@@ -132,6 +133,7 @@ static void status_info(struct n2l_target *t, char *result,
 		mapped += held[m];
 	}
 	lost = __n2l_lost_slots(s);
+	under = __n2l_underreplicated(s);
 	spin_unlock_irq(&s->lock);
 
 	DMEMIT("%u %u/%u", N2L_SLOT_SECTORS, mapped, n2l_nr_slots(s));
@@ -154,6 +156,9 @@ static void status_info(struct n2l_target *t, char *result,
 	       (unsigned long long)atomic64_read(&s->stats.slow_reads),
 	       (unsigned long long)atomic64_read(&s->netram.moved_pages),
 	       (unsigned long long)atomic64_read(&s->netram.returned_pages));
+	DMEMIT(" %u %u %llu %llu", READ_ONCE(s->netram.replicas), under,
+	       (unsigned long long)atomic64_read(&s->netram.rereplicated),
+	       (unsigned long long)atomic64_read(&s->netram.auth_failures));
 	status_prefetch(t, result, maxlen, &sz);
 }
 
@@ -164,7 +169,8 @@ static void status_table(struct n2l_target *t, char *result,
 
 	DMEMIT("%s %s %u ", dev_name_or_dash(t->flash),
 	       dev_name_or_dash(t->disk), N2L_SLOT_SECTORS);
-	DMEMIT(t->discard_passdown ? "0 " : "1 no_discard_passdown ");
+	sz += n2l_emit_features(t, result + sz, maxlen - sz);
+	DMEMIT(" ");
 	if (t->applied) {
 		sz += n2l_emit_servers(t->store, result + sz, maxlen - sz, true);
 	} else {
@@ -192,6 +198,8 @@ static void status_ima(struct dm_target *ti, char *result, unsigned int maxlen)
 	DMEMIT(",flash=%s,disk=%s,slot_sectors=%u,discard_passdown=%c,servers=%u",
 	       dev_name_or_dash(t->flash), dev_name_or_dash(t->disk),
 	       N2L_SLOT_SECTORS, t->discard_passdown ? 'y' : 'n', t->nr_servers);
+	DMEMIT(",replicas=%u,authenticated=%c,encrypted=%c", t->replicas,
+	       t->identity[0] ? 'y' : 'n', t->key_desc[0] ? 'y' : 'n');
 	DMEMIT(",placement=%s,prefetch=%s;", placement, prefetch);
 }
 
@@ -221,6 +229,7 @@ static void n2l_status(struct dm_target *ti, status_type_t type,
  *   prefetch <name> [<key> <value>]*
  *   add_server <host:port>
  *   remove_server <host:port>
+ *   forget_server <host:port>
  *   set <knob> <value>
  */
 static int n2l_message(struct dm_target *ti, unsigned int argc, char **argv,
@@ -242,6 +251,8 @@ static int n2l_message(struct dm_target *ti, unsigned int argc, char **argv,
 		r = n2l_add_server(s, argv[1], &error);
 	else if (argc == 2 && !strcasecmp(argv[0], "remove_server"))
 		r = n2l_remove_server(s, argv[1], &error);
+	else if (argc == 2 && !strcasecmp(argv[0], "forget_server"))
+		r = n2l_forget_server(s, argv[1], &error);
 	else if (argc == 3 && !strcasecmp(argv[0], "set"))
 		r = n2l_set_knob(s, argv[1], argv[2], &error);
 	else {
@@ -314,7 +325,7 @@ static void n2l_resume(struct dm_target *ti)
 
 static struct target_type n2l_target_type = {
 	.name = "nswap2l",
-	.version = { 1, 0, 0 },
+	.version = { 2, 0, 0 },
 	.module = THIS_MODULE,
 	.ctr = n2l_ctr,
 	.dtr = n2l_dtr,

@@ -8,7 +8,8 @@
  *   medium   where a slot lives: Network RAM, Flash or disk
  *   store    the state of one nswap2l device (slot map, media, counters);
  *            it outlives table reloads, like dm-thin's pool
- *   version  per-slot stamp of the newest write or discard (slotmap.h)
+ *   version  which write of a slot a Network RAM copy holds (slotmap.h)
+ *   group    a replica group: the servers holding a slot's copies
  *   gate     the I/O generations that keep a freed block out of reuse
  *            until the I/O that may still touch it has completed
  */
@@ -51,20 +52,10 @@ struct n2l_medium_dev {
 	struct n2l_medium_stats stats;
 };
 
-/*
- * Versions are stamped from one counter. A write that installs itself at
- * completion compares versions, which is only sound if the counter has
- * not wrapped while the write was in flight. The version space is split
- * in buckets; a bucket is not entered again while writes stamped from its
- * previous round are still in flight.
- */
-#define N2L_VERSION_BUCKET_SHIFT	20
-#define N2L_VERSION_BUCKETS		(1U << (SME_VERSION_BITS - \
-					 N2L_VERSION_BUCKET_SHIFT))
-
 struct n2l_gate {
 	unsigned int cur;		/* generation new I/O joins */
 	bool draining;			/* frees of cur ^ 1 await its I/O */
+	bool releasing;			/* the worker holds blocks it frees */
 	atomic_t inflight[2];
 };
 
@@ -73,9 +64,9 @@ struct n2l_stats {
 	atomic64_t nospc;		/* writes failed: every medium full */
 	atomic64_t discarded;		/* slots unmapped by discards */
 	atomic64_t zero_reads;		/* slots read that held no data */
-	atomic64_t dropped;		/* writes superseded before they landed */
+	atomic64_t dropped;		/* moved copies dropped: the slot changed */
 	atomic64_t slow_writes;		/* writes Network RAM refused, placed again */
-	atomic64_t slow_reads;		/* reads of slots that moved meanwhile */
+	atomic64_t slow_reads;		/* reads sent again (failover, moved) */
 	atomic64_t read_issues;		/* reads sent to a medium */
 	atomic64_t read_parallel;	/* sum of reads in flight at each issue */
 	atomic64_t prefetched;		/* slots moved by the migration engine */
@@ -118,6 +109,55 @@ struct n2l_mig {
 	struct bio *buf;		/* N2L_MAX_PAGES pages */
 };
 
+/*
+ * A replica group: the servers (indices of the client) that hold the
+ * copies of every slot pointing at it. Losing a server changes its groups
+ * in place, for all their slots at once.
+ */
+struct n2l_group {
+	u8 nr;				/* servers; 0: the copies are lost */
+	u8 srv[N2L_MAX_REPLICAS];	/* sorted */
+	u32 held;			/* slots pointing here */
+	u32 refs;			/* writes and moves that may point slots here */
+};
+
+struct repair_plan;
+struct n2l_mender;
+
+/* Network RAM as a medium: the target's half (nswap2l-netram.c). */
+struct n2l_netram {
+	struct n2l_net *net;		/* the client: servers and sockets */
+	unsigned int replicas;		/* copies per slot wanted */
+	/* Under the store's lock: */
+	struct n2l_group groups[SME_GROUPS];
+	u32 srv_held[N2L_NET_SERVERS];	/* slots with a copy on each server */
+	u64 present;			/* servers of the device */
+	u64 draining;			/* servers being removed */
+	u64 next_version;		/* versions handed out: 1, 2, ... */
+	u32 lost_marked;		/* slots marked SME_LOST */
+	/* Writes to each server not yet installed or dropped. */
+	atomic_t unsettled[N2L_NET_SERVERS];
+
+	/* Knobs (ms), read without locking. */
+	unsigned int timeout_ms;
+	unsigned int dead_after_ms;
+
+	/* Drains, repairs and the sweep of lost slots (nswap2l-repair.c). */
+	struct workqueue_struct *repair_wq;
+	struct delayed_work repair;
+	struct repair_plan *plan;
+	struct workqueue_struct *mend_wq;
+	struct n2l_mender *menders;
+	unsigned int repair_delay;	/* ms, the repair work's own */
+	bool stopping;
+
+	atomic64_t failed_reads;	/* slots whose read found no copy */
+	atomic64_t moved_pages;		/* pages servers moved to a peer */
+	atomic64_t returned_pages;	/* pages servers handed back */
+	atomic64_t rereplicated;	/* slots given their copies back */
+	atomic64_t auth_failures;	/* pages that failed their seal check */
+};
+
 struct n2l_store {
 	struct list_head list;		/* in the table of stores */
 	struct mapped_device *md;
@@ -133,8 +173,6 @@ struct n2l_store {
 	spinlock_t lock;
 	struct slotmap map;
 	struct n2l_medium_dev media[N2L_NR_MEDIA];
-	u32 next_version;
-	atomic_t version_inflight[N2L_VERSION_BUCKETS];
 	struct n2l_gate gate;
 	struct n2l_placement *placement;
 	struct n2l_stats stats;
@@ -143,11 +181,21 @@ struct n2l_store {
 	struct workqueue_struct *wq;
 	struct work_struct worker;
 	struct bio_list deferred;	/* under lock */
+	/*
+	 * Bios parked, in @deferred or taken off it by the worker and not yet
+	 * placed (under lock): a write landing while the worker holds them
+	 * must still queue it again, or they would wait for nothing.
+	 */
+	unsigned int deferred_nr;
 
-	/* Slow paths: bios that need synchronous sub-I/O (nswap2l-slow.c). */
+	/*
+	 * Slow paths: bios that need synchronous sub-I/O (nswap2l-slow.c),
+	 * each on a queue of its own: a slow read may wait for a slow write.
+	 */
 	struct n2l_slow {
 		struct n2l_store *store;
 		struct bio_list bios;		/* under the store's lock */
+		struct workqueue_struct *wq;
 		struct work_struct work;
 	} slow_writes, slow_reads;
 	struct bio_set bs;		/* clones for sub-I/O */
@@ -155,12 +203,19 @@ struct n2l_store {
 	struct n2l_netram netram;
 	struct n2l_mig mig;
 
-	/* Serialises runtime reconfiguration (messages, sysfs). */
+	/*
+	 * Serialises runtime reconfiguration (messages, sysfs); never taken
+	 * by the I/O path, status or the background work.
+	 */
 	struct mutex config_lock;
 
 	struct kobject kobj;
 	bool kobj_added;
 	struct completion kobj_released;
+
+	/* What a reload must keep: its identity and its page key's name. */
+	char identity[N2L_ID_LEN];
+	char key_desc[N2L_ID_LEN + 16];
 };
 
 /* The per-bio data: what end_io must do for the bio. */
@@ -175,15 +230,24 @@ struct n2l_io {
 	u8 kind;
 	u8 medium;
 	u8 gen;
+	u8 group;		/* Network RAM: the group written or read */
 	n2l_slot_t slot;	/* first slot */
 	u32 nr;			/* slots */
-	n2l_blk_t blk;		/* first block, or the server on Network RAM */
-	u32 version;		/* stamped (writes); of the copy (netram reads) */
+	n2l_blk_t blk;		/* first block, on a block medium */
+	u64 vers;		/* Network RAM: the version written or read */
 	unsigned long since;	/* jiffies: deferred while no medium is up */
-	struct n2l_netreq net;	/* the request, on Network RAM */
+	/* Network RAM: a write's request per server, a read's request. */
+	struct n2l_store *store;
+	u8 nreq;
+	u8 srv[N2L_MAX_REPLICAS];	/* the servers of the requests */
+	atomic_t failed;	/* writes: requests that failed (bits) */
+	atomic_t pending;	/* writes: requests not ended */
+	struct n2l_sealed sealed;	/* writes: what goes on the wire */
+	struct n2l_net_req req[N2L_MAX_REPLICAS];
 };
 
 #define N2L_TABLE_SERVERS	32
+#define N2L_MAX_FEATURES	4
 
 /* One table's instance of the target; several may share a store. */
 struct n2l_target {
@@ -192,6 +256,11 @@ struct n2l_target {
 	struct dm_dev *flash;		/* NULL for "-" */
 	struct dm_dev *disk;		/* NULL for "-" */
 	bool discard_passdown;
+	unsigned int replicas;		/* replicas:N */
+	char identity[N2L_ID_LEN];	/* psk:<identity>; "" without */
+	u8 psk[N2L_PSK_LEN];
+	char key_desc[N2L_ID_LEN + 16];	/* encrypt:<description>; "" without */
+	u8 page_key[N2L_PAGE_KEY_LEN];
 	unsigned int nr_servers;
 	char servers[N2L_TABLE_SERVERS][N2L_ADDR_LEN];
 	/* Set at construction, applied to the store at first resume. */
@@ -214,16 +283,15 @@ void __n2l_free_blocks(struct n2l_store *s, enum n2l_medium m, n2l_blk_t blk,
 		       u32 len);
 bool __n2l_free_pending(struct n2l_store *s);
 void n2l_gate_release(struct n2l_store *s);
-bool __n2l_version_take(struct n2l_store *s, u32 *version);
-void n2l_version_put(struct n2l_store *s, u32 version);
 
 /* nswap2l-io.c */
 void __n2l_held_add(struct n2l_store *s, sme_t e, int delta);
 void __n2l_media_free(struct n2l_store *s, u32 *free, u64 avoid);
-enum n2l_medium __n2l_choose(struct n2l_store *s, sme_t e, u32 pages,
-			     u64 avoid, int *server);
+enum n2l_medium __n2l_ask_placement(struct n2l_store *s, u32 *free,
+				    enum n2l_medium now);
 void n2l_install(struct n2l_store *s, struct n2l_io *io, bool ok);
 void __n2l_free_copy(struct n2l_store *s, n2l_slot_t slot, sme_t e);
+void __n2l_writes_landed(struct n2l_store *s);
 int n2l_map(struct dm_target *ti, struct bio *bio);
 int n2l_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
 void n2l_worker(struct work_struct *w);
@@ -231,25 +299,75 @@ void n2l_worker(struct work_struct *w);
 /* nswap2l-slow.c */
 void n2l_slow_write(struct n2l_store *s, struct bio *bio);
 void n2l_slow_read(struct n2l_store *s, struct bio *bio);
-void n2l_slow_init(struct n2l_store *s);
+int n2l_slow_init(struct n2l_store *s);
+void n2l_slow_exit(struct n2l_store *s);
+int n2l_block_io(struct n2l_store *s, struct bio *data, u32 first, u32 n,
+		 enum n2l_medium m, u32 blk, blk_opf_t op);
+struct bio *n2l_sub_bio(struct n2l_store *s, struct bio *data, u32 first,
+			u32 n);
+struct bio *n2l_alloc_buffer(u32 pages);
+void n2l_free_buffer(struct bio *bio);
 
-/* Slots leaving one Network RAM copy, their data in hand (n2l_move_out). */
-struct n2l_move {
+/* nswap2l-groups.c: replica groups, under the store lock */
+int __n2l_group_get(struct n2l_store *s, const u8 *srv, unsigned int nr);
+void __n2l_group_put(struct n2l_store *s, unsigned int g);
+void __n2l_group_hold(struct n2l_store *s, unsigned int g, int delta);
+bool n2l_group_has(const struct n2l_group *grp, unsigned int srv);
+int __n2l_group_change(struct n2l_store *s, unsigned int g, const u8 *drop,
+		       unsigned int ndrop, const u8 *add, unsigned int nadd);
+u32 __n2l_groups_drop_server(struct n2l_store *s, unsigned int srv);
+unsigned int __n2l_group_live(struct n2l_store *s, unsigned int g);
+u32 __n2l_lost_slots(struct n2l_store *s);
+u32 __n2l_underreplicated(struct n2l_store *s);
+
+/* nswap2l-netram.c: Network RAM as a medium */
+int n2l_netram_init(struct n2l_store *s, struct n2l_target *t);
+void n2l_netram_exit(struct n2l_store *s);
+u32 __n2l_netram_free(struct n2l_store *s, u64 avoid);
+int __n2l_netram_place(struct n2l_store *s, u32 pages, u64 avoid,
+		       unsigned int want, unsigned int need, u8 *srv,
+		       unsigned int *nsrv, u64 *vers);
+bool __n2l_netram_waiting(struct n2l_store *s, struct n2l_io *io);
+void n2l_netram_write(struct n2l_store *s, struct bio *bio);
+void n2l_netram_read(struct n2l_store *s, struct bio *bio);
+int n2l_netram_pick_reader(struct n2l_store *s, unsigned int g, u64 tried);
+void __n2l_netram_inval_group(struct n2l_store *s, unsigned int g,
+			      n2l_slot_t slot, u64 vers, const u8 *keep,
+			      unsigned int nkeep);
+int n2l_netram_put_sync(struct n2l_store *s, unsigned int srv, u64 key,
+			u32 n, u64 vers, struct bio *data, u32 first);
+int n2l_netram_get_sync(struct n2l_store *s, unsigned int srv, u64 key,
+			u32 n, u64 vers, struct bio *data, u32 first);
+int n2l_netram_read_any(struct n2l_store *s, unsigned int g, u64 key, u32 n,
+			u64 vers, struct bio *data, u32 first, u64 *tried);
+void n2l_netram_settled(struct n2l_store *s, unsigned int srv);
+
+/* nswap2l-relocate.c: moving runs of slots off their Network RAM copies */
+struct n2l_reloc {
 	n2l_slot_t first;
 	u32 nr;
-	u32 src_loc;		/* the copy they leave */
+	unsigned int group;	/* the copies they leave... */
+	u64 vers;		/* ...and their version */
 	struct bio *data;	/* their pages, from the first on */
-	u64 avoid;		/* servers not to move to */
-	enum n2l_medium only;	/* N2L_NONE: wherever placement says */
+	enum n2l_medium to;	/* N2L_NETRAM, a block medium, or N2L_NONE: placement */
+	u8 drop[N2L_MAX_REPLICAS];	/* Network RAM: servers whose copies go */
+	unsigned int ndrop;
+	u8 add[N2L_MAX_REPLICAS];	/* Network RAM: servers that get copies */
+	unsigned int nadd;
+	bool add_present;	/* the added server has them already (MOVED) */
 	unsigned int flags;	/* set on the entries of moved slots */
 	u32 moved;		/* out: slots that moved */
 };
 
-int n2l_move_out(struct n2l_store *s, struct n2l_move *mv);
-struct bio *n2l_alloc_buffer(u32 pages);
-void n2l_free_buffer(struct bio *bio);
-int n2l_netram_sync(struct n2l_store *s, struct bio *data, u32 first, u32 n,
-		    u32 server, u8 op, u32 key, u32 vers);
+int n2l_relocate(struct n2l_store *s, struct n2l_reloc *r);
+u32 n2l_relocate_pick(struct n2l_store *s, struct n2l_reloc *r, unsigned int want);
+
+/* nswap2l-repair.c: server events, drains, repairs */
+extern const struct n2l_net_ops n2l_net_ops;
+void n2l_repair_kick(struct n2l_store *s);
+int n2l_repair_init(struct n2l_store *s);
+void n2l_repair_stop(struct n2l_store *s);
+void n2l_repair_exit(struct n2l_store *s);
 
 /* nswap2l-migrate.c */
 extern const struct n2l_mig_knobs n2l_mig_defaults;
@@ -279,6 +397,9 @@ int n2l_set_placement(struct n2l_store *s, unsigned int argc, char **argv,
 int n2l_emit_placement(struct n2l_target *t, char *buf, size_t len);
 int n2l_add_server(struct n2l_store *s, const char *name, char **error);
 int n2l_remove_server(struct n2l_store *s, const char *name, char **error);
+int n2l_forget_server(struct n2l_store *s, const char *name, char **error);
+int __n2l_server_add(struct n2l_store *s, const char *name, char **error);
+void __n2l_server_drain(struct n2l_store *s, unsigned int idx, bool drain);
 struct n2l_knob;
 const struct n2l_knob *n2l_find_knob(const char *name);
 bool n2l_knob_is_mig(const struct n2l_knob *k);
@@ -292,7 +413,8 @@ int n2l_set_knob(struct n2l_store *s, const char *knob, const char *value,
 int n2l_show_knob(struct n2l_store *s, const char *name, char *buf,
 		  size_t len, bool all);
 int n2l_emit_servers(struct n2l_store *s, char *buf, size_t len, bool table);
-u32 __n2l_lost_slots(struct n2l_store *s);
+bool n2l_server_line(struct n2l_store *s, unsigned int idx, char *buf,
+		     size_t len);
 void n2l_placement_name(struct n2l_target *t, char *buf, size_t len);
 int n2l_emit_prefetch(struct n2l_target *t, char *buf, size_t len);
 void n2l_prefetch_name(struct n2l_target *t, char *buf, size_t len);
@@ -303,6 +425,8 @@ void n2l_sysfs_del(struct n2l_store *s);
 
 /* nswap2l-ctr.c */
 int n2l_ctr(struct dm_target *ti, unsigned int argc, char **argv);
+int n2l_emit_features(struct n2l_target *t, char *buf, size_t len);
+int n2l_read_logon_key(const char *desc, u8 *out, size_t len, char **error);
 void n2l_dtr(struct dm_target *ti);
 struct n2l_placement *n2l_placement_create(unsigned int argc, char **argv,
 					   char **error);

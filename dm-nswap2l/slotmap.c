@@ -24,16 +24,21 @@ void slotmap_exit(struct slotmap *m)
 /*
  * Whether @next can be read in the same request as @prev, the entry of the
  * slot just before it: same medium, and the next block on a block medium;
- * on Network RAM, the same server and the same write's copy, since one
+ * on Network RAM, the same group and the same write's copies, since one
  * GET carries one version.
  */
 static bool sme_follows(sme_t prev, sme_t next)
 {
 	if (sme_medium(prev) != sme_medium(next))
 		return false;
-	if (sme_medium(next) == N2L_NETRAM)
+	switch (sme_medium(next)) {
+	case N2L_NETRAM:
 		return sme_loc(next) == sme_loc(prev);
-	return sme_loc(next) == sme_loc(prev) + 1;
+	case N2L_NONE:
+		return (sme_flags(next) & SME_LOST) == (sme_flags(prev) & SME_LOST);
+	default:
+		return sme_blk(next) == sme_blk(prev) + 1;
+	}
 }
 
 /*
@@ -51,14 +56,17 @@ u32 slotmap_contiguous(const struct slotmap *m, n2l_slot_t first, u32 max)
 	return n;
 }
 
-/* How many slots from @first (up to @max) hold no data. */
+/* How many slots from @first (up to @max) hold no data and lost none. */
 u32 slotmap_unmapped_run(const struct slotmap *m, n2l_slot_t first, u32 max)
 {
 	u32 s = from_slot(first), n;
+	sme_t e;
 
 	max = min(max, m->nr_slots - s);
-	for (n = 0; n < max; n++)
-		if (sme_medium(m->entries[s + n]) != N2L_NONE)
+	for (n = 0; n < max; n++) {
+		e = m->entries[s + n];
+		if (sme_medium(e) != N2L_NONE || sme_lost(e))
 			break;
+	}
 	return n;
 }

@@ -4,14 +4,18 @@
  * saying which medium holds the slot and where.
  *
  *   bits  0..1   medium (enum n2l_medium; N2L_NONE = holds no data)
- *   bits  2..5   flags (SME_MIGRATING, SME_PREFETCHED)
- *   bits  6..31  version: bumped by every write and discard of the slot
- *                when it is mapped, so that work started earlier (a write
- *                to a new location, a migration) can tell at completion
- *                whether it is still the newest and may install itself
- *   bits 32..63  location on the medium: a block index on block media;
- *                on Network RAM the server (low 6 bits) and the version
- *                of the copy it holds (high 26 bits)
+ *   bits  2..7   flags (SME_PREFETCHED, SME_WRITING, SME_LOST)
+ *   bits  8..63  location on the medium:
+ *                block media: the block (32 bits);
+ *                Network RAM: the replica group (8 bits), then the
+ *                version of the copies (48 bits)
+ *
+ * A version names one write of a slot to Network RAM; the device's
+ * counter never hands one out twice. A slot being written (SME_WRITING)
+ * has exactly one write in flight: a second write or a discard of it
+ * waits, so a completing write never has to ask whether it is still the
+ * newest. A lost slot (N2L_NONE with SME_LOST) reads as -EIO until it is
+ * written or discarded.
  *
  * The map does no locking; the target serialises access with its lock.
  */
@@ -24,15 +28,19 @@ typedef u64 sme_t;
 
 #define SME_MEDIUM_MASK		0x3ULL
 #define SME_FLAGS_SHIFT		2
-#define SME_FLAGS_MASK		0xfULL
-#define SME_VERSION_SHIFT	6
-#define SME_VERSION_BITS	26
-#define SME_VERSION_MASK	((1ULL << SME_VERSION_BITS) - 1)
-#define SME_LOC_SHIFT		32
+#define SME_FLAGS_MASK		0x3fULL
+#define SME_LOC_SHIFT		8
 
 /* flags */
-#define SME_MIGRATING		0x1U	/* a copy to another medium is in flight */
-#define SME_PREFETCHED		0x2U	/* arrived here by prefetch, not yet read */
+#define SME_PREFETCHED		0x1U	/* arrived here by prefetch, not yet read */
+#define SME_WRITING		0x2U	/* a write of the slot is in flight */
+#define SME_LOST		0x4U	/* N2L_NONE: its data is gone, reads fail */
+
+/* Network RAM locations: a replica group and a version. */
+#define SME_GROUP_BITS		8
+#define SME_GROUPS		(1U << SME_GROUP_BITS)
+#define SME_VERS_BITS		48
+#define SME_VERS_MAX		((1ULL << SME_VERS_BITS) - 1)
 
 struct slotmap {
 	sme_t *entries;
@@ -54,54 +62,54 @@ static inline unsigned int sme_flags(sme_t e)
 	return (unsigned int)((e >> SME_FLAGS_SHIFT) & SME_FLAGS_MASK);
 }
 
-static inline u32 sme_version(sme_t e)
+static inline u64 sme_loc(sme_t e)
 {
-	return (u32)((e >> SME_VERSION_SHIFT) & SME_VERSION_MASK);
+	return e >> SME_LOC_SHIFT;
 }
 
-static inline u32 sme_loc(sme_t e)
+static inline sme_t sme_make(enum n2l_medium m, u64 loc, unsigned int flags)
 {
-	return (u32)(e >> SME_LOC_SHIFT);
-}
-
-static inline sme_t sme_make(enum n2l_medium m, u32 loc, u32 version,
-			     unsigned int flags)
-{
-	return ((sme_t)loc << SME_LOC_SHIFT) |
-	       (((sme_t)version & SME_VERSION_MASK) << SME_VERSION_SHIFT) |
+	return (loc << SME_LOC_SHIFT) |
 	       (((sme_t)flags & SME_FLAGS_MASK) << SME_FLAGS_SHIFT) |
 	       ((sme_t)m & SME_MEDIUM_MASK);
 }
 
 static inline sme_t sme_set_flags(sme_t e, unsigned int flags)
 {
-	return sme_make(sme_medium(e), sme_loc(e), sme_version(e), flags);
+	return sme_make(sme_medium(e), sme_loc(e), flags);
 }
 
-/* The same slot, one version newer: what a write or discard stamps. */
-static inline sme_t sme_bump(sme_t e)
+/* The block of a slot on a block medium. */
+static inline u32 sme_blk(sme_t e)
 {
-	return sme_make(sme_medium(e), sme_loc(e), sme_version(e) + 1,
-			sme_flags(e));
+	return (u32)sme_loc(e);
 }
 
-/* Network RAM locations: which server, and which write's copy it holds. */
-#define SME_SERVER_BITS		6
-#define SME_MAX_SERVERS		(1U << SME_SERVER_BITS)
-
-static inline u32 sme_netram_loc(u32 server, u32 version)
+static inline u64 sme_netram_loc(unsigned int group, u64 vers)
 {
-	return (version << SME_SERVER_BITS) | server;
+	return (vers << SME_GROUP_BITS) | group;
 }
 
-static inline u32 sme_netram_server(u32 loc)
+static inline unsigned int sme_group(sme_t e)
 {
-	return loc & (SME_MAX_SERVERS - 1);
+	return sme_loc(e) & (SME_GROUPS - 1);
 }
 
-static inline u32 sme_netram_version(u32 loc)
+static inline u64 sme_vers(sme_t e)
 {
-	return loc >> SME_SERVER_BITS;
+	return sme_loc(e) >> SME_GROUP_BITS;
+}
+
+/* Whether @e is on Network RAM at (@group, @vers). */
+static inline bool sme_at(sme_t e, unsigned int group, u64 vers)
+{
+	return sme_medium(e) == N2L_NETRAM && sme_group(e) == group &&
+	       sme_vers(e) == vers;
+}
+
+static inline bool sme_lost(sme_t e)
+{
+	return sme_medium(e) == N2L_NONE && (sme_flags(e) & SME_LOST);
 }
 
 static inline sme_t slotmap_get(const struct slotmap *m, n2l_slot_t s)

@@ -26,17 +26,17 @@ nswapd: build/nswapd
 
 build/nswapd: $(NSWAPD_SRC) $(NSWAPD_HDR) nswap-net/nswapd.mk
 	@mkdir -p build
-	$(CC) $(NSWAPD_CFLAGS) -o $@ $(NSWAPD_SRC)
+	$(CC) $(NSWAPD_CFLAGS) -o $@ $(NSWAPD_SRC) -lcrypto
 
 build/nswapd-asan: $(NSWAPD_SRC) $(NSWAPD_HDR) nswap-net/nswapd.mk
 	@mkdir -p build
-	$(CC) $(NSWAPD_WARN) $(NSWAPD_SAN) -o $@ $(NSWAPD_SRC)
+	$(CC) $(NSWAPD_WARN) $(NSWAPD_SAN) -o $@ $(NSWAPD_SRC) -lcrypto
 
 build/nswapd-unit: $(NSWAPD_LIB_SRC) $(NSWAPD_TEST_SRC) $(NSWAPD_HDR) \
 		   $(wildcard tests/nswapd/unit/*.h) nswap-net/nswapd.mk
 	@mkdir -p build
 	$(CC) $(NSWAPD_WARN) -Wno-missing-prototypes $(NSWAPD_SAN) -I$(NSWAPD_DIR) \
-		-o $@ $(NSWAPD_TEST_SRC) $(NSWAPD_LIB_SRC)
+		-o $@ $(NSWAPD_TEST_SRC) $(NSWAPD_LIB_SRC) -lcrypto
 
 nswapd-test: build/nswapd build/nswapd-asan build/nswapd-unit
 	tests/nswapd/run
@@ -46,7 +46,7 @@ build/fuzz-nswapd: $(NSWAPD_LIB_SRC) nswap-net/fuzz/fuzz-frames.c $(NSWAPD_HDR) 
 	@command -v $(FUZZ_CC) >/dev/null || { echo "$(FUZZ_CC) not found: apt-get install -y clang" >&2; exit 1; }
 	$(FUZZ_CC) $(NSWAPD_WARN) -Wno-missing-prototypes -O1 -g \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-I$(NSWAPD_DIR) -o $@ nswap-net/fuzz/fuzz-frames.c $(NSWAPD_LIB_SRC)
+		-I$(NSWAPD_DIR) -o $@ nswap-net/fuzz/fuzz-frames.c $(NSWAPD_LIB_SRC) -lcrypto
 
 # New inputs go to build/fuzz-nswapd.new; the committed corpus is the seed
 # set (nswap-net/fuzz/gen-corpus.py writes it) plus what fuzz-nswapd-merge

@@ -12,7 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-enum opt_type { OPT_U64, OPT_PATH, OPT_LISTEN, OPT_PEER, OPT_BOOL, OPT_LEVEL };
+enum opt_type { OPT_U64, OPT_PATH, OPT_LISTEN, OPT_PEER, OPT_BOOL, OPT_LEVEL, OPT_IDENTITY,
+		OPT_GONE };
 
 struct opt {
 	const char *name;	/* key in the file; "--name" with '-' on the command line */
@@ -31,8 +32,20 @@ static const struct opt opts[] = {
 	U64("reserve_mb", reserve_mb, 0, 1ULL << 40, "MB  MemAvailable kept for the node itself (default 512)"),
 	U64("interval_ms", interval_ms, 10, 3600000, "MS  how often capacity follows the node (default 1000)"),
 	{ "peer", OPT_PEER, 0, 0, 0, "ADDR:PORT  a peer server to move pages to (repeatable)" },
-	{ "auth_token_file", OPT_PATH, offsetof(struct config, token_file), 0, 0,
-	  "FILE  shared token: 32 raw bytes or 64 hex digits" },
+	{ "psk_file", OPT_PATH, offsetof(struct config, psk_file), 0, 0,
+	  "FILE  pre-shared keys: lines '<identity> <64 hex digits> [peer]', mode 600" },
+	{ "identity", OPT_IDENTITY, 0, 0, 0,
+	  "NAME  our identity towards our peers (its key is in our psk file)" },
+	{ "insecure", OPT_BOOL, offsetof(struct config, insecure), 0, 0,
+	  "run without psk_file: anyone who can connect may store and read pages" },
+	{ "auth_token_file", OPT_GONE, 0, 0, 0, NULL },
+	U64("auth_timeout_ms", auth_timeout_ms, 10, 3600000,
+	    "MS  close connections not authenticated by then (default 5000)"),
+	U64("max_conns", max_conns, 1, 1000000, "N  connections at most (default 512)"),
+	U64("max_conns_per_addr", max_conns_per_addr, 1, 1000000,
+	    "N  connections from one address at most (default 32)"),
+	U64("client_quota_mb", client_quota_mb, 0, 1ULL << 40,
+	    "MB  what one identity may store, over all its devices (0: no limit)"),
 	U64("client_timeout_s", client_timeout_s, 1, 1ULL << 32, "S  drop a gone client's pages after this (default 3600)"),
 	U64("drain_timeout_s", drain_timeout_s, 1, 1ULL << 32, "S  give up draining after this (default 60)"),
 	U64("request_timeout_s", request_timeout_s, 1, 3600, "S  timeout of our own requests (default 10)"),
@@ -56,6 +69,8 @@ void config_usage(const char *prog)
 	for (size_t i = 0; i < NOPTS; i++) {
 		char name[64];
 
+		if (!opts[i].help)
+			continue;
 		snprintf(name, sizeof(name), "%s", opts[i].name);
 		for (char *p = name; *p; p++)
 			if (*p == '_')
@@ -73,6 +88,9 @@ static void set_defaults(struct config *cfg)
 	cfg->client_timeout_s = 3600;
 	cfg->drain_timeout_s = 60;
 	cfg->request_timeout_s = 10;
+	cfg->auth_timeout_ms = 5000;
+	cfg->max_conns = 512;
+	cfg->max_conns_per_addr = 32;
 	cfg->log_level = LOG_INFO;
 	snprintf(cfg->meminfo, sizeof(cfg->meminfo), "/proc/meminfo");
 }
@@ -183,6 +201,23 @@ static int set_opt(struct config *cfg, const struct opt *o, const char *val,
 			return -1;
 		}
 		return 0;
+	case OPT_IDENTITY:
+		if (!*val || strlen(val) > N2L_ID_LEN) {
+			snprintf(err, errlen, "%s: identity: 1 to %d bytes", where, N2L_ID_LEN);
+			return -1;
+		}
+		for (const char *p = val; *p; p++) {
+			if (!isgraph((unsigned char)*p)) {
+				snprintf(err, errlen, "%s: identity: printable characters only", where);
+				return -1;
+			}
+		}
+		snprintf(cfg->identity, sizeof(cfg->identity), "%s", val);
+		return 0;
+	case OPT_GONE:
+		snprintf(err, errlen, "%s: %s was replaced by psk_file (per-identity keys, see nswapd.conf.example)",
+			 where, o->name);
+		return -1;
 	case OPT_LEVEL:
 		if (log_level_parse(val, &cfg->log_level)) {
 			snprintf(err, errlen, "%s: log_level: '%s' is not error, warn, info or debug",
@@ -256,58 +291,6 @@ static int load_file(struct config *cfg, const char *path, char *err, size_t err
 	}
 	fclose(f);
 	return rc;
-}
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = tolower(c);
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-int config_read_token(const char *path, uint8_t token[N2L_TOKEN_LEN],
-		      char *err, size_t errlen)
-{
-	uint8_t buf[256];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0) {
-		snprintf(err, errlen, "auth token file %s: %s", path, strerror(errno));
-		return -1;
-	}
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	if (n < 0) {
-		snprintf(err, errlen, "auth token file %s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (n == N2L_TOKEN_LEN) {
-		memcpy(token, buf, N2L_TOKEN_LEN);
-		return 0;
-	}
-	while (n > 2 * N2L_TOKEN_LEN && isspace(buf[n - 1]))
-		n--;
-	if (n == 2 * N2L_TOKEN_LEN) {
-		int ok = 1;
-
-		for (int i = 0; i < N2L_TOKEN_LEN; i++) {
-			int hi = hexval(buf[2 * i]), lo = hexval(buf[2 * i + 1]);
-
-			if (hi < 0 || lo < 0)
-				ok = 0;
-			else
-				token[i] = (uint8_t)(hi << 4 | lo);
-		}
-		if (ok)
-			return 0;
-	}
-	snprintf(err, errlen, "auth token file %s: want exactly 32 raw bytes or 64 hex digits",
-		 path);
-	return -1;
 }
 
 int config_load(struct config *cfg, int argc, char *const argv[],
@@ -402,10 +385,21 @@ int config_load(struct config *cfg, int argc, char *const argv[],
 			 (unsigned long long)cfg->min_mb, (unsigned long long)cfg->max_mb);
 		return CONFIG_ERROR;
 	}
-	if (cfg->token_file[0]) {
-		if (config_read_token(cfg->token_file, cfg->token, err, errlen))
-			return CONFIG_ERROR;
-		cfg->have_token = true;
+	if (!cfg->psk_file[0] && !cfg->insecure) {
+		snprintf(err, errlen, "no psk_file: give --psk-file FILE, or --insecure to run without authentication");
+		return CONFIG_ERROR;
+	}
+	if (cfg->psk_file[0] && cfg->insecure) {
+		snprintf(err, errlen, "--insecure and psk_file exclude each other");
+		return CONFIG_ERROR;
+	}
+	if (cfg->identity[0] && !cfg->psk_file[0]) {
+		snprintf(err, errlen, "identity needs a psk_file with its key");
+		return CONFIG_ERROR;
+	}
+	if (cfg->npeers && cfg->psk_file[0] && !cfg->identity[0]) {
+		snprintf(err, errlen, "peers with a psk_file need --identity (ours, with its key in the file)");
+		return CONFIG_ERROR;
 	}
 	return CONFIG_OK;
 }

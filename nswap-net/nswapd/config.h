@@ -25,16 +25,17 @@ struct config {
 	char peers[CFG_MAX_PEERS][N2L_ADDR_LEN];
 	unsigned int npeers;
 	char config_file[PATH_MAX];
-	char token_file[PATH_MAX];
+	char psk_file[PATH_MAX];
+	char identity[N2L_ID_LEN + 1];	/* ours, towards peers */
 	char meminfo[PATH_MAX];
 	uint64_t min_mb, max_mb, reserve_mb;	/* max_mb 0: no upper bound */
 	uint64_t interval_ms;
 	uint64_t client_timeout_s, drain_timeout_s, request_timeout_s;
+	uint64_t max_conns, max_conns_per_addr, auth_timeout_ms, client_quota_mb;
 	enum log_level log_level;
 	bool require_mlock;
 	bool prealloc;		/* min_mb mapped and locked from the start */
-	bool have_token;
-	uint8_t token[N2L_TOKEN_LEN];
+	bool insecure;		/* no psk_file: no authentication, on purpose */
 };
 
 enum { CONFIG_OK = 0, CONFIG_HELP = 1, CONFIG_ERROR = -1 };
@@ -42,9 +43,6 @@ enum { CONFIG_OK = 0, CONFIG_HELP = 1, CONFIG_ERROR = -1 };
 /* Fills cfg from defaults, the config file and argv; err gets a message. */
 int config_load(struct config *cfg, int argc, char *const argv[],
 		char *err, size_t errlen);
-/* The token file: exactly 32 raw bytes, or 64 hex digits (+ whitespace). */
-int config_read_token(const char *path, uint8_t token[N2L_TOKEN_LEN],
-		      char *err, size_t errlen);
 void config_usage(const char *prog);
 
 #endif

@@ -11,12 +11,11 @@ void frame_decode(const struct n2l_hdr *w, struct frame_hdr *h)
 	h->flags = le16toh(w->flags);
 	h->id = le64toh(w->id);
 	h->key = le64toh(w->key);
+	h->vers = le64toh(w->vers);
 	h->count = le32toh(w->count);
-	h->vers = le32toh(w->vers);
 	h->status = le32toh(w->status);
 	h->free_pages = le32toh(w->free_pages);
 	h->len = le32toh(w->len);
-	h->reserved = le32toh(w->reserved);
 }
 
 void frame_encode(const struct frame_hdr *h, struct n2l_hdr *w)
@@ -27,12 +26,11 @@ void frame_encode(const struct frame_hdr *h, struct n2l_hdr *w)
 	w->flags = htole16(h->flags);
 	w->id = htole64(h->id);
 	w->key = htole64(h->key);
+	w->vers = htole64(h->vers);
 	w->count = htole32(h->count);
-	w->vers = htole32(h->vers);
 	w->status = htole32(h->status);
 	w->free_pages = htole32(h->free_pages);
 	w->len = htole32(h->len);
-	w->reserved = htole32(h->reserved);
 }
 
 enum frame_err frame_check(const struct n2l_hdr *w, size_t *payload_len)
@@ -50,8 +48,6 @@ enum frame_err frame_check(const struct n2l_hdr *w, size_t *payload_len)
 		return FRAME_BAD_HEADER;
 	if ((unsigned long)len != h.len)
 		return FRAME_BAD_LEN;
-	if (h.reserved)
-		return FRAME_BAD_RESERVED;
 	if (!(h.flags & N2L_F_REPLY) &&
 	    (h.opcode == N2L_OP_PUT || h.opcode == N2L_OP_GET) &&
 	    h.key > UINT64_MAX - (h.count - 1))
@@ -66,9 +62,8 @@ const char *frame_err_str(enum frame_err e)
 	case FRAME_OK: return "ok";
 	case FRAME_BAD_MAGIC: return "bad magic";
 	case FRAME_BAD_VERSION: return "unsupported protocol version";
-	case FRAME_BAD_HEADER: return "invalid header (opcode, flags, count or status)";
+	case FRAME_BAD_HEADER: return "invalid header (opcode, flags, count, status or vers)";
 	case FRAME_BAD_LEN: return "payload length does not match the header";
-	case FRAME_BAD_RESERVED: return "reserved field not zero";
 	case FRAME_BAD_KEYS: return "key range wraps around";
 	}
 	return "?";
@@ -81,6 +76,8 @@ const char *frame_op_name(unsigned int op)
 		[N2L_OP_INVAL] = "INVAL", [N2L_OP_STATUS] = "STATUS",
 		[N2L_OP_FREE_ALL] = "FREE_ALL", [N2L_OP_PEER_PUT] = "PEER_PUT",
 		[N2L_OP_MOVED] = "MOVED", [N2L_OP_RETURN] = "RETURN",
+		[N2L_OP_AUTH] = "AUTH", [N2L_OP_RETAIN_BEGIN] = "RETAIN_BEGIN",
+		[N2L_OP_RETAIN] = "RETAIN", [N2L_OP_RETAIN_END] = "RETAIN_END",
 	};
 
 	if (op >= 1 && op <= N2L_OP_MAX)

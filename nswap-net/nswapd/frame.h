@@ -9,18 +9,18 @@
 #include "../n2l-proto.h"
 
 #define N2L_HDR_LEN	((size_t)sizeof(struct n2l_hdr))
-/* The largest payload any frame may carry (PEER_PUT of N2L_MAX_PAGES). */
-#define N2L_MAX_PAYLOAD	(sizeof(struct n2l_peer) + \
-			 (size_t)N2L_MAX_PAGES * (sizeof(struct n2l_kv) + N2L_PAGE_SIZE))
-#define N2L_MAX_FRAME	(N2L_HDR_LEN + N2L_MAX_PAYLOAD)
+#define N2L_MAX_FRAME	(N2L_HDR_LEN + N2L_MAX_PAYLOAD + N2L_TAG_LEN)
+/* The largest payload before authentication: HELLO, AUTH and their replies. */
+#define N2L_PREAUTH_PAYLOAD	sizeof(struct n2l_hello)
+#define N2L_PREAUTH_FRAME	(N2L_HDR_LEN + N2L_PREAUTH_PAYLOAD)
 
 /* A header in host byte order. */
 struct frame_hdr {
 	uint32_t magic;
 	uint8_t version, opcode;
 	uint16_t flags;
-	uint64_t id, key;
-	uint32_t count, vers, status, free_pages, len, reserved;
+	uint64_t id, key, vers;
+	uint32_t count, status, free_pages, len;
 };
 
 enum frame_err {
@@ -29,7 +29,6 @@ enum frame_err {
 	FRAME_BAD_VERSION,	/* another protocol version */
 	FRAME_BAD_HEADER,	/* n2l_payload_len() says no */
 	FRAME_BAD_LEN,		/* len is not what the header implies */
-	FRAME_BAD_RESERVED,	/* reserved is not zero */
 	FRAME_BAD_KEYS,		/* key + count wraps around */
 };
 

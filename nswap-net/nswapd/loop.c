@@ -51,6 +51,9 @@ void loop_flush(struct conn *c)
 {
 	if (c->dead)
 		return;
+	conn_seal(c);
+	if (c->dead)
+		return;
 	if (c->fd < 0) {		/* no socket: the output goes nowhere */
 		buf_consume(&c->out, buf_len(&c->out));
 	}
@@ -81,18 +84,42 @@ void loop_flush(struct conn *c)
 	loop_conn_events(c);
 }
 
+/*
+ * How much to read now: as much as fits, but before authentication no
+ * more than one handshake frame in all (its header was checked or will
+ * be before more is read).
+ */
+static size_t read_room(struct conn *c)
+{
+	size_t held = buf_len(&c->in);
+
+	if (!conn_ready(c)) {
+		if (held >= N2L_PREAUTH_FRAME)
+			return 0;
+		if (!buf_space(&c->in, N2L_PREAUTH_FRAME - held))
+			return 0;
+		return N2L_PREAUTH_FRAME - held;
+	}
+	if (c->in.cap - c->in.tail < 4096 && !buf_space(&c->in, IN_MIN))
+		return 0;
+	return c->in.cap - c->in.tail;
+}
+
 static void conn_read(struct conn *c)
 {
 	for (int i = 0; i < READS_PER_EVENT; i++) {
+		size_t room;
 		ssize_t n;
 
 		if (c->dead || c->paused || c->closing || c->connecting)
 			break;
-		if (c->in.cap - c->in.tail < 4096 && !buf_space(&c->in, IN_MIN)) {
-			conn_kill(c, "out of memory for input");
+		room = read_room(c);
+		if (!room) {
+			if (!c->in.p)
+				conn_kill(c, "out of memory for input");
 			break;
 		}
-		n = read(c->fd, c->in.p + c->in.tail, c->in.cap - c->in.tail);
+		n = read(c->fd, c->in.p + c->in.tail, room);
 		if (n > 0) {
 			c->in.tail += (size_t)n;
 			conn_process(c);
@@ -134,12 +161,50 @@ static void sock_options(int fd)
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
 }
 
+/* The IP address of a socket address, 16 bytes (IPv4 in the first 4). */
+static void addr_key(const struct sockaddr_storage *ss, uint8_t out[16])
+{
+	memset(out, 0, 16);
+	if (ss->ss_family == AF_INET)
+		memcpy(out, &((const struct sockaddr_in *)ss)->sin_addr, 4);
+	else if (ss->ss_family == AF_INET6)
+		memcpy(out, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
+}
+
+bool loop_admit(struct server *srv, const uint8_t addr[16])
+{
+	size_t same = 0;
+
+	if (srv->nconns_in >= srv->cfg.max_conns)
+		return false;
+	for (struct conn *c = srv->conns; c; c = c->next)
+		if (c->kind == CONN_IN && !c->dead && !memcmp(c->addr, addr, 16))
+			same++;
+	return same < srv->cfg.max_conns_per_addr;
+}
+
+/* Over a cap: closed at once, logged now and then. */
+static void refuse_conn(struct server *srv, int fd, const char *name)
+{
+	int64_t now = server_now(srv);
+
+	close(fd);
+	srv->cap_refused++;
+	if (srv->cap_logged_ms && now - srv->cap_logged_ms < CAP_LOG_MS)
+		return;
+	log_warn(&srv->log, "connection %s: over the connection caps (%" PRIu64 " in all, %" PRIu64 " per address): closed (%" PRIu64 " refused so)",
+		 name, srv->cfg.max_conns, srv->cfg.max_conns_per_addr, srv->cap_refused);
+	srv->cap_logged_ms = now;
+	srv->cap_refused = 0;
+}
+
 static void on_accept(struct server *srv, struct listener *l)
 {
 	for (;;) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
 		char name[N2L_ADDR_LEN + 8];
+		uint8_t key[16];
 		struct conn *c;
 		int fd = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
@@ -158,13 +223,19 @@ static void on_accept(struct server *srv, struct listener *l)
 			l->paused = true;
 			return;
 		}
-		sock_options(fd);
 		netaddr_format((struct sockaddr *)&ss, name, sizeof(name));
+		addr_key(&ss, key);
+		if (!loop_admit(srv, key)) {
+			refuse_conn(srv, fd, name);
+			continue;
+		}
+		sock_options(fd);
 		c = conn_new(srv, fd, CONN_IN, name);
 		if (!c) {
 			close(fd);
 			continue;
 		}
+		memcpy(c->addr, key, sizeof(key));
 		if (epoll_add(srv, fd, EPOLLIN, &c->ev)) {
 			conn_kill(c, "epoll_ctl failed");
 			continue;
@@ -243,22 +314,33 @@ static void on_conn(struct conn *c, uint32_t events)
 	}
 }
 
+/* SIGHUP: the configuration and the keys again, or neither. */
+static void reload(struct server *srv)
+{
+	struct config ncfg;
+	struct psk_table keys;
+	char err[512];
+	int rc = config_load(&ncfg, srv->argc, srv->argv, err, sizeof(err));
+
+	log_info(&srv->log, "SIGHUP: reloading the configuration");
+	if (rc == CONFIG_OK && keys_load(&ncfg, &keys, err, sizeof(err)))
+		rc = CONFIG_ERROR;
+	if (rc != CONFIG_OK) {
+		log_err(&srv->log, "reload failed: %s; keeping the old configuration and keys",
+			rc == CONFIG_HELP ? "--help" : err);
+		return;
+	}
+	server_set_keys(srv, &keys);
+	server_reload(srv, &ncfg);
+}
+
 static void on_signal(struct server *srv)
 {
 	struct signalfd_siginfo si;
 
 	while (read(srv->sigfd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
-			struct config ncfg;
-			char err[512];
-			int rc = config_load(&ncfg, srv->argc, srv->argv, err, sizeof(err));
-
-			log_info(&srv->log, "SIGHUP: reloading the configuration");
-			if (rc != CONFIG_OK)
-				log_err(&srv->log, "reload failed: %s; keeping the old configuration",
-					rc == CONFIG_HELP ? "--help" : err);
-			else
-				server_reload(srv, &ncfg);
+			reload(srv);
 		} else {
 			log_info(&srv->log, "%s received", si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
 			server_drain(srv);

@@ -13,6 +13,7 @@ int main(int argc, char **argv)
 {
 	struct server *srv;
 	struct config cfg;
+	struct psk_table keys;
 	char err[512];
 	int rc;
 
@@ -25,11 +26,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "error: %s\n", err);
 		return 2;
 	}
+	if (keys_load(&cfg, &keys, err, sizeof(err))) {
+		fprintf(stderr, "error: %s\n", err);
+		return 2;
+	}
 	srv = malloc(sizeof(*srv));
 	if (!srv || server_init(srv, &cfg, POOL_CHUNK_PAGES, true)) {
-		fprintf(stderr, "error: out of memory\n");
+		fprintf(stderr, "error: out of memory or no random bytes\n");
+		psk_free(&keys);
 		return 1;
 	}
+	server_set_keys(srv, &keys);
+	if (cfg.insecure)
+		log_warn(&srv->log, "--insecure: no authentication; anyone who can connect may store, read and drop pages");
 	srv->argc = argc;
 	srv->argv = argv;
 	if (cfg.require_mlock && pool_reserve(&srv->store.pool, 1)) {
@@ -50,8 +59,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	server_capacity_update(srv);
-	log_info(&srv->log, "nswapd started: capacity %" PRIu64 " pages, %u peers, auth %s",
-		 srv->store.capacity, srv->npeers, cfg.have_token ? "on" : "off");
+	log_info(&srv->log, "nswapd started: capacity %" PRIu64 " pages, %u peers, %zu identities%s",
+		 srv->store.capacity, srv->npeers, srv->psk.n, cfg.insecure ? " (insecure)" : "");
 	rc = loop_run(srv);
 	log_info(&srv->log, "exiting with status %d", rc);
 	loop_fini(srv);

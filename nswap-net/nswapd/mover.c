@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Giving pages up when capacity falls below what is stored, without
- * losing any. Oldest-stored pages go first, in batches of at most
- * N2L_MAX_PAGES pages of one connected client:
+ * losing any. Unclaimed pages (a peer's second copies) are simply dropped
+ * first. Then the oldest claimed pages go, in batches of at most
+ * N2L_MAX_PAGES pages of one area whose client is connected:
  *
  *   to a peer with room:  PEER_PUT to the peer, then MOVED to the client;
  *   otherwise:            RETURN (the pages themselves) to the client.
@@ -10,7 +11,9 @@
  * Pages stay here, and GETs are served, until the client answers OK; then
  * only those still stored with the version given up are dropped. A
  * client that says no, or does not answer in time, is asked again after a
- * backoff. Pages of clients that are not connected cannot be given up.
+ * backoff; one that refuses a MOVED to a peer (FULL: it does not trust or
+ * cannot reach it) gets its pages by RETURN instead for a while. Pages of
+ * clients that are not connected cannot be given up.
  */
 #include "server.h"
 
@@ -40,52 +43,56 @@ static void batch_unlink(struct server *srv, struct batch *b)
 /* The batch is over: unmark what it still marks. */
 static void batch_end(struct server *srv, struct batch *b)
 {
-	struct client *cl = store_client(&srv->store, b->client_id, false);
+	struct area *a = b->area;
 
-	if (cl) {
-		for (uint32_t i = 0; i < b->n; i++) {
-			struct entry *e = store_find(&srv->store, cl, b->kv[i].key, b->kv[i].vers);
+	for (uint32_t i = 0; i < b->n; i++) {
+		struct entry *e = store_find(&srv->store, a, b->kv[i].key, b->kv[i].vers);
 
-			if (e && e->move_id == b->id)
-				store_unmark_moving(&srv->store, e);
-		}
-		if (cl->inflight)
-			cl->inflight--;
+		if (e && e->move_id == b->id)
+			store_unmark_moving(&srv->store, e);
 	}
+	a->inflight--;
 	batch_unlink(srv, b);
 	free(b);
+	if (!a->nconns)
+		store_area_maybe_remove(&srv->store, a);
 	srv->mover_kick = true;
 }
 
-static void client_backoff(struct server *srv, uint64_t client_id)
+static void area_backoff(struct server *srv, struct area *a)
 {
-	struct client *cl = store_client(&srv->store, client_id, false);
+	a->backoff_ms = a->backoff_ms ? a->backoff_ms * 2 : BACKOFF_MIN_MS;
+	if (a->backoff_ms > BACKOFF_MAX_MS)
+		a->backoff_ms = BACKOFF_MAX_MS;
+	a->retry_at_ms = server_now(srv) + a->backoff_ms;
+}
 
-	if (!cl)
-		return;
-	cl->backoff_ms = cl->backoff_ms ? cl->backoff_ms * 2 : BACKOFF_MIN_MS;
-	if (cl->backoff_ms > BACKOFF_MAX_MS)
-		cl->backoff_ms = BACKOFF_MAX_MS;
-	cl->retry_at_ms = server_now(srv) + cl->backoff_ms;
+/* MOVED to this peer refused: hand the area's pages back instead, a while. */
+static void area_refused_peer(struct server *srv, struct area *a, const char *addr)
+{
+	if (strcmp(a->refused_peer, addr))
+		a->refused_backoff_ms = 0;
+	a->refused_backoff_ms = a->refused_backoff_ms ? a->refused_backoff_ms * 2 : REFUSED_MIN_MS;
+	if (a->refused_backoff_ms > REFUSED_MAX_MS)
+		a->refused_backoff_ms = REFUSED_MAX_MS;
+	snprintf(a->refused_peer, sizeof(a->refused_peer), "%s", addr);
+	a->refused_until_ms = server_now(srv) + a->refused_backoff_ms;
 }
 
 /* The client said OK: drop what is still stored with the version given up. */
 static uint32_t batch_drop(struct server *srv, struct batch *b)
 {
-	struct client *cl = store_client(&srv->store, b->client_id, false);
 	uint32_t dropped = 0;
 
-	if (!cl)
-		return 0;
 	for (uint32_t i = 0; i < b->n; i++) {
-		struct entry *e = store_find(&srv->store, cl, b->kv[i].key, b->kv[i].vers);
+		struct entry *e = store_find(&srv->store, b->area, b->kv[i].key, b->kv[i].vers);
 
 		if (e) {
 			store_drop(&srv->store, e);
 			dropped++;
 		}
 	}
-	cl->backoff_ms = 0;
+	b->area->backoff_ms = 0;
 	return dropped;
 }
 
@@ -94,7 +101,7 @@ static void put_kvs(uint8_t *p, const struct batch *b)
 	for (uint32_t i = 0; i < b->n; i++) {
 		struct n2l_kv kv = {
 			.key = htole64(b->kv[i].key),
-			.vers = htole32(b->kv[i].vers),
+			.vers = htole64(b->kv[i].vers),
 		};
 
 		memcpy(p + (size_t)i * sizeof(kv), &kv, sizeof(kv));
@@ -112,31 +119,36 @@ static void client_answered(struct server *srv, struct sreq *r, int status,
 
 		if (b->phase == BATCH_MOVED) {
 			srv->moved_pages += dropped;
-			log_info(&srv->log, "client %016" PRIx64 ": %u pages moved to peer %s (%" PRIu64 " pages held)",
-				 b->client_id, dropped, b->addr, srv->store.used);
+			b->area->refused_backoff_ms = 0;
+			log_info(&srv->log, "area %s: %u pages moved to peer %s (%" PRIu64 " pages held)",
+				 b->area->tag, dropped, b->addr, srv->store.used);
 		} else {
 			srv->returned_pages += dropped;
-			log_info(&srv->log, "client %016" PRIx64 ": %u pages handed back (%" PRIu64 " pages held)",
-				 b->client_id, dropped, srv->store.used);
+			log_info(&srv->log, "area %s: %u pages handed back (%" PRIu64 " pages held)",
+				 b->area->tag, dropped, srv->store.used);
 		}
+	} else if (b->phase == BATCH_MOVED && status == N2L_ST_FULL) {
+		area_refused_peer(srv, b->area, b->addr);
+		log_warn(&srv->log, "area %s: MOVED of %u pages to peer %s refused: handing pages back instead for %u s",
+			 b->area->tag, b->n, b->addr, b->area->refused_backoff_ms / 1000);
 	} else {
-		log_warn(&srv->log, "client %016" PRIx64 ": %s of %u pages %s: keeping them, retrying later",
-			 b->client_id, what, b->n,
+		log_warn(&srv->log, "area %s: %s of %u pages %s: keeping them, retrying later",
+			 b->area->tag, what, b->n,
 			 status == SREQ_LOST ? "got no answer" : frame_status_name((unsigned int)status));
-		client_backoff(srv, b->client_id);
+		area_backoff(srv, b->area);
 	}
 	batch_end(srv, b);
 }
 
 /* The peer has the pages: tell the client, listing those still current. */
-static void send_moved(struct server *srv, struct client *cl, struct batch *b)
+static void send_moved(struct server *srv, struct area *a, struct batch *b)
 {
 	struct n2l_addr addr;
 	uint32_t n = 0;
 	uint8_t *p;
 
 	for (uint32_t i = 0; i < b->n; i++) {
-		struct entry *e = store_find(&srv->store, cl, b->kv[i].key, b->kv[i].vers);
+		struct entry *e = store_find(&srv->store, a, b->kv[i].key, b->kv[i].vers);
 
 		if (e && e->move_id == b->id)
 			b->kv[n++] = b->kv[i];
@@ -147,7 +159,7 @@ static void send_moved(struct server *srv, struct client *cl, struct batch *b)
 		return;
 	}
 	b->phase = BATCH_MOVED;
-	if (!sreq_send(srv, cl->conn, N2L_OP_MOVED, n,
+	if (!sreq_send(srv, a->conn, N2L_OP_MOVED, n,
 		       n * sizeof(struct n2l_kv) + sizeof(addr), client_answered, b, &p)) {
 		batch_end(srv, b);
 		return;
@@ -163,18 +175,17 @@ static void peer_put_done(struct server *srv, struct sreq *r, int status,
 {
 	struct batch *b = r->arg;
 	struct peer *p = r->conn->peer;
-	struct client *cl;
+	struct area *a = b->area;
 
 	switch (status) {
 	case N2L_ST_OK:
-		cl = store_client(&srv->store, b->client_id, false);
-		if (!cl || !conn_usable(cl->conn)) {
-			log_warn(&srv->log, "client %016" PRIx64 " left before MOVED: keeping %u pages (the peer's copies expire there)",
-				 b->client_id, b->n);
+		if (!conn_usable(a->conn)) {
+			log_warn(&srv->log, "area %s: client left before MOVED: keeping %u pages (the peer's copies expire there)",
+				 a->tag, b->n);
 			batch_end(srv, b);
 			return;
 		}
-		send_moved(srv, cl, b);
+		send_moved(srv, a, b);
 		return;
 	case N2L_ST_FULL:
 		if (p && p->free_est >= b->n)
@@ -200,30 +211,37 @@ static void peer_put_done(struct server *srv, struct sreq *r, int status,
 	batch_end(srv, b);
 }
 
-/* The connected client whose oldest page not being given up is oldest. */
-static struct client *pick_client(struct server *srv, int64_t now)
+static uint64_t claimable(const struct area *a)
 {
-	struct client *best = NULL;
+	return a->held - a->unclaimed - a->moving;
+}
+
+/* The area (client connected) whose oldest claimed page not moving is oldest. */
+static struct area *pick_area(struct server *srv, int64_t now)
+{
+	struct area *best = NULL;
 	uint64_t best_seq = UINT64_MAX;
 
-	for (struct client *c = srv->store.clients; c; c = c->next) {
+	for (struct area *a = srv->store.areas; a; a = a->next) {
 		struct entry *e;
 
-		if (c->held == c->moving || !conn_usable(c->conn) || !c->conn->hello_done ||
-		    now < c->retry_at_ms || c->inflight >= MAX_CLIENT_BATCHES)
+		if (!claimable(a) || !conn_usable(a->conn) || !conn_ready(a->conn) ||
+		    now < a->retry_at_ms || a->inflight >= MAX_CLIENT_BATCHES)
 			continue;
-		for (e = c->head; e && e->move_id; e = e->cnext)
+		for (e = a->head; e && (e->move_id || !e->claimed); e = e->anext)
 			;
 		if (e && e->seq < best_seq) {
-			best = c;
+			best = a;
 			best_seq = e->seq;
 		}
 	}
 	return best;
 }
 
-/* A ready peer with the most room; *wait if one may be ready soon. */
-static struct peer *pick_peer(struct server *srv, bool *wait)
+/* A ready peer with the most room, not one the area refused lately; *wait
+ * if one may be ready soon. */
+static struct peer *pick_peer(struct server *srv, const struct area *a, int64_t now,
+			      bool *wait)
 {
 	struct peer *best = NULL;
 
@@ -231,7 +249,9 @@ static struct peer *pick_peer(struct server *srv, bool *wait)
 	for (unsigned int i = 0; i < srv->npeers; i++) {
 		struct peer *p = srv->peers[i];
 
-		if (p->state == PEER_CONNECTING || p->state == PEER_HELLO)
+		if (now < a->refused_until_ms && !strcmp(a->refused_peer, p->addr))
+			continue;
+		if (p->state == PEER_CONNECTING || p->state == PEER_HELLO || p->state == PEER_AUTH)
 			*wait = true;
 		if (p->state == PEER_READY && conn_usable(p->conn) && !p->draining && p->free_est &&
 		    (!best || p->free_est > best->free_est))
@@ -243,41 +263,61 @@ static struct peer *pick_peer(struct server *srv, bool *wait)
 static void log_stuck(struct server *srv, int64_t excess)
 {
 	uint64_t stuck = 0;
-	unsigned int clients = 0;
+	unsigned int areas = 0;
 
 	if (excess > 0) {
-		for (struct client *c = srv->store.clients; c; c = c->next) {
-			if (c->held > c->moving && !conn_usable(c->conn)) {
-				stuck += c->held - c->moving;
-				clients++;
+		for (struct area *a = srv->store.areas; a; a = a->next) {
+			if (claimable(a) && !conn_usable(a->conn)) {
+				stuck += claimable(a);
+				areas++;
 			}
 		}
 	}
 	if (stuck != srv->stuck_pages && stuck)
 		log_warn(&srv->log, "cannot give up %" PRId64 " more pages: %" PRIu64 " pages of %u clients that are not connected stay here",
-			 excess, stuck, clients);
+			 excess, stuck, areas);
 	srv->stuck_pages = stuck;
 }
 
-static bool start_batch(struct server *srv, struct client *cl, struct peer *p, uint32_t n)
+/* The n oldest claimed pages of the area not moving yet, into the batch. */
+static void batch_fill(struct server *srv, struct area *a, struct batch *b,
+		       uint8_t *kvp)
+{
+	uint8_t *pages = kvp + N2L_KV_BYTES(b->n);
+	uint8_t *seals = pages + (size_t)b->n * N2L_PAGE_SIZE;
+	uint32_t i = 0;
+
+	for (struct entry *e = a->head; e && i < b->n; e = e->anext) {
+		if (e->move_id || !e->claimed)
+			continue;
+		b->kv[i].key = e->key;
+		b->kv[i].vers = e->vers;
+		memcpy(pages + (size_t)i * N2L_PAGE_SIZE, entry_page(e), N2L_PAGE_SIZE);
+		memcpy(seals + (size_t)i * N2L_SEAL_LEN, e->seal, N2L_SEAL_LEN);
+		store_mark_moving(&srv->store, e, b->id);
+		i++;
+	}
+	put_kvs(kvp, b);
+}
+
+static bool start_batch(struct server *srv, struct area *a, struct peer *p, uint32_t n)
 {
 	struct batch *b = calloc(1, sizeof(*b));
-	struct entry *e;
-	uint8_t *payload, *kvp, *pages;
-	uint32_t i = 0;
+	uint8_t *payload, *kvp;
 	size_t len;
 
 	if (!b)
 		return false;
 	b->id = ++srv->next_batch_id;
-	b->client_id = cl->id;
+	b->area = a;
 	b->n = n;
 	if (p) {
-		struct n2l_peer pe = { .client_id = htole64(cl->id) };
+		struct n2l_peer pe = { .device = htole64(a->device) };
 
+		memcpy(pe.identity, a->identity, N2L_ID_LEN);
 		b->phase = BATCH_PEER_PUT;
 		snprintf(b->addr, sizeof(b->addr), "%s", p->addr);
-		len = sizeof(pe) + (size_t)n * (sizeof(struct n2l_kv) + N2L_PAGE_SIZE);
+		len = sizeof(pe) + N2L_KV_BYTES(n) + N2L_PAGE_BYTES(n);
 		if (!sreq_send(srv, p->conn, N2L_OP_PEER_PUT, n, (uint32_t)len,
 			       peer_put_done, b, &payload)) {
 			free(b);
@@ -288,62 +328,64 @@ static bool start_batch(struct server *srv, struct client *cl, struct peer *p, u
 		p->free_est -= n;
 	} else {
 		b->phase = BATCH_RETURN;
-		len = (size_t)n * (sizeof(struct n2l_kv) + N2L_PAGE_SIZE);
-		if (!sreq_send(srv, cl->conn, N2L_OP_RETURN, n, (uint32_t)len,
+		len = N2L_KV_BYTES(n) + N2L_PAGE_BYTES(n);
+		if (!sreq_send(srv, a->conn, N2L_OP_RETURN, n, (uint32_t)len,
 			       client_answered, b, &payload)) {
 			free(b);
 			return false;
 		}
 		kvp = payload;
 	}
-	pages = kvp + (size_t)n * sizeof(struct n2l_kv);
-	for (e = cl->head; e && i < n; e = e->cnext) {
-		if (e->move_id)
-			continue;
-		b->kv[i].key = e->key;
-		b->kv[i].vers = e->vers;
-		memcpy(pages + (size_t)i * N2L_PAGE_SIZE, entry_page(e), N2L_PAGE_SIZE);
-		store_mark_moving(&srv->store, e, b->id);
-		i++;
-	}
-	put_kvs(kvp, b);
+	batch_fill(srv, a, b, kvp);
 	b->next = srv->batches;
 	if (srv->batches)
 		srv->batches->prev = b;
 	srv->batches = b;
 	srv->nbatches++;
-	cl->inflight++;
-	log_debug(&srv->log, "client %016" PRIx64 ": giving up %u pages %s%s", cl->id, n,
+	a->inflight++;
+	log_debug(&srv->log, "area %s: giving up %u pages %s%s", a->tag, n,
 		  p ? "to peer " : "back to the client", p ? p->addr : "");
 	return true;
+}
+
+/* Unclaimed pages are second copies: the first to go. */
+static int64_t drop_unclaimed(struct server *srv, int64_t excess)
+{
+	uint64_t n;
+
+	if (excess <= 0 || !srv->store.unclaimed)
+		return excess;
+	n = store_drop_unclaimed(&srv->store, (uint64_t)excess);
+	log_info(&srv->log, "%" PRIu64 " unclaimed pages dropped to shrink", n);
+	return excess - (int64_t)n;
 }
 
 void mover_run(struct server *srv)
 {
 	int64_t now = server_now(srv);
-	int64_t excess = mover_excess(srv);
+	int64_t excess = drop_unclaimed(srv, mover_excess(srv));
 
 	srv->mover_kick = false;
 	if (excess > 0)
 		peer_tick(srv, now, true);
 	while (excess > 0 && srv->nbatches < MAX_BATCHES) {
-		struct client *cl = pick_client(srv, now);
+		struct area *a = pick_area(srv, now);
 		uint64_t n = (uint64_t)excess;
 		struct peer *p;
 		bool wait;
 
-		if (!cl)
+		if (!a)
 			break;
-		p = pick_peer(srv, &wait);
+		p = pick_peer(srv, a, now, &wait);
 		if (!p && wait)
 			break;		/* a peer is on its way; return nothing yet */
 		if (n > N2L_MAX_PAGES)
 			n = N2L_MAX_PAGES;
-		if (n > cl->held - cl->moving)
-			n = cl->held - cl->moving;
+		if (n > claimable(a))
+			n = claimable(a);
 		if (p && n > p->free_est)
 			n = p->free_est;
-		if (!start_batch(srv, cl, p, (uint32_t)n))
+		if (!start_batch(srv, a, p, (uint32_t)n))
 			break;		/* could not send: try again later */
 		excess -= (int64_t)n;
 	}

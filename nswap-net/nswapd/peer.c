@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Peer servers, as we see them: we connect as a client with role PEER,
- * say HELLO (same token), ask STATUS, and then send PEER_PUT. Every reply
- * tells how much the peer can still take. A peer that fails is retried
- * with a backoff.
+ * Peer servers, as we see them: we connect with role PEER, say HELLO and,
+ * if we have keys, authenticate as --identity (checking the peer's proof
+ * first), then send STATUS and PEER_PUT. Every reply tells how much the
+ * peer can still take. A peer that fails is retried with a backoff.
  */
 #include "server.h"
 #include "netaddr.h"
@@ -21,6 +21,20 @@ static void peer_backoff(struct server *srv, struct peer *p)
 	p->retry_at_ms = server_now(srv) + p->backoff_ms;
 }
 
+static void peer_ready(struct server *srv, struct peer *p, const struct n2l_info *info)
+{
+	p->free_est = le64toh(info->free_pages);
+	p->draining = le32toh(info->state) == N2L_SERVER_DRAINING;
+	p->status_at_ms = server_now(srv);
+	if (p->state != PEER_READY)
+		log_info(&srv->log, "peer %s: ready, %" PRIu64 " pages free of %" PRIu64 "%s",
+			 p->addr, p->free_est, le64toh(info->capacity_pages),
+			 p->draining ? " (draining)" : "");
+	p->state = PEER_READY;
+	p->backoff_ms = 0;
+	srv->mover_kick = true;
+}
+
 static void status_done(struct server *srv, struct sreq *r, int status,
 			const struct frame_hdr *h, const uint8_t *payload)
 {
@@ -36,16 +50,7 @@ static void status_done(struct server *srv, struct sreq *r, int status,
 		return;
 	}
 	memcpy(&info, payload, sizeof(info));
-	p->free_est = le64toh(info.free_pages);
-	p->draining = le32toh(info.state) == N2L_SERVER_DRAINING;
-	p->status_at_ms = server_now(srv);
-	if (p->state != PEER_READY)
-		log_info(&srv->log, "peer %s: ready, %" PRIu64 " pages free of %" PRIu64 "%s",
-			 p->addr, p->free_est, le64toh(info.capacity_pages),
-			 p->draining ? " (draining)" : "");
-	p->state = PEER_READY;
-	p->backoff_ms = 0;
-	srv->mover_kick = true;
+	peer_ready(srv, p, &info);
 }
 
 static void send_status(struct server *srv, struct peer *p)
@@ -58,10 +63,65 @@ static void send_status(struct server *srv, struct peer *p)
 		conn_kill(p->conn, "cannot send STATUS");
 }
 
+static void auth_done(struct server *srv, struct sreq *r, int status,
+		      const struct frame_hdr *h, const uint8_t *payload)
+{
+	struct peer *p = r->conn->peer;
+	struct n2l_info info;
+
+	if (!p || status == SREQ_LOST)
+		return;
+	if (status != N2L_ST_OK) {
+		log_err(&srv->log, "peer %s: AUTH refused: %s (does it list our identity as a peer, with our key?)",
+			p->addr, frame_status_name(status));
+		conn_kill(r->conn, "AUTH refused");
+		return;
+	}
+	memcpy(&info, payload, sizeof(info));
+	peer_ready(srv, p, &info);
+}
+
+/* The peer proved it has our key: prove we have it too, then tag. */
+static void send_auth(struct server *srv, struct conn *c, const struct n2l_challenge *ch)
+{
+	const struct psk_entry *e = psk_find(&srv->psk, c->ap.identity);
+	uint8_t want[N2L_MAC_LEN], c2s[N2L_MAC_LEN], s2c[N2L_MAC_LEN];
+	struct n2l_auth auth;
+	uint8_t *payload;
+	int rc;
+
+	if (!e) {
+		conn_kill(c, "our identity left the psk file");
+		return;
+	}
+	memcpy(c->ap.server_nonce, ch->nonce, N2L_NONCE_LEN);
+	auth_proof(e->key, AUTH_LABEL_SERVER, &c->ap, want);
+	if (!auth_proof_equal(want, ch->proof)) {
+		log_err(&srv->log, "peer %s: its proof is wrong: it does not have our key", c->name);
+		conn_kill(c, "the peer's proof is wrong");
+		return;
+	}
+	auth_proof(e->key, AUTH_LABEL_CLIENT, &c->ap, auth.proof);
+	auth_session_keys(e->key, &c->ap, c2s, s2c);
+	if (!sreq_send(srv, c, N2L_OP_AUTH, 0, sizeof(auth), auth_done, NULL, &payload)) {
+		conn_kill(c, "cannot send AUTH");
+	} else {
+		memcpy(payload, &auth, sizeof(auth));
+		rc = hello_start_tags(c, c2s, s2c);
+		if (rc)
+			conn_kill(c, "cannot set up frame tags");
+		else
+			c->peer->state = PEER_AUTH;
+	}
+	auth_cleanse(c2s, sizeof(c2s));
+	auth_cleanse(s2c, sizeof(s2c));
+}
+
 static void hello_done(struct server *srv, struct sreq *r, int status,
 		       const struct frame_hdr *h, const uint8_t *payload)
 {
 	struct peer *p = r->conn->peer;
+	struct n2l_hello_reply hr;
 
 	if (!p || status == SREQ_LOST)
 		return;
@@ -70,7 +130,13 @@ static void hello_done(struct server *srv, struct sreq *r, int status,
 		conn_kill(r->conn, "HELLO refused");
 		return;
 	}
-	send_status(srv, p);
+	memcpy(&hr, payload, sizeof(hr));
+	if (r->conn->secure) {
+		send_auth(srv, r->conn, &hr.challenge);
+		return;
+	}
+	r->conn->auth = CA_READY;
+	peer_ready(srv, p, &hr.info);
 }
 
 void peer_connected(struct conn *c)
@@ -86,10 +152,18 @@ void peer_connected(struct conn *c)
 		return;
 	}
 	memset(&hello, 0, sizeof(hello));
-	hello.client_id = htole64(srv->self_id);
 	hello.role = htole32(N2L_ROLE_PEER);
-	if (srv->cfg.have_token)
-		memcpy(hello.token, srv->cfg.token, N2L_TOKEN_LEN);
+	c->ap.role = N2L_ROLE_PEER;
+	if (c->secure) {
+		hello.flags = htole32(N2L_HELLO_AUTH);
+		memcpy(hello.identity, srv->cfg.identity, strnlen(srv->cfg.identity, N2L_ID_LEN));
+		if (auth_random(hello.nonce, N2L_NONCE_LEN)) {
+			conn_kill(c, "no random bytes for a nonce");
+			return;
+		}
+		memcpy(c->ap.identity, hello.identity, N2L_ID_LEN);
+		memcpy(c->ap.client_nonce, hello.nonce, N2L_NONCE_LEN);
+	}
 	if (!sreq_send(srv, c, N2L_OP_HELLO, 0, sizeof(hello), hello_done, NULL, &payload)) {
 		conn_kill(c, "cannot send HELLO");
 		return;
@@ -108,6 +182,8 @@ void peer_frame(struct conn *c, const struct frame_hdr *h, const uint8_t *payloa
 		conn_kill(c, "peer sent a request on our connection");
 		return;
 	}
+	if (p && p->state == PEER_AUTH && h->opcode == N2L_OP_AUTH && h->status == N2L_ST_OK)
+		c->auth = CA_READY;
 	if (p)
 		p->free_est = h->free_pages;
 	if (sreq_complete(c->srv, c, h, payload) < 0)
@@ -123,7 +199,7 @@ void peer_conn_gone(struct conn *c)
 	c->peer = NULL;
 	p->conn = NULL;
 	if (p->state != PEER_READY)
-		log_warn(&c->srv->log, "peer %s: cannot connect or HELLO failed; retrying later", p->addr);
+		log_warn(&c->srv->log, "peer %s: cannot connect, or HELLO or AUTH failed; retrying later", p->addr);
 	p->state = PEER_IDLE;
 	p->status_pending = false;
 	peer_backoff(c->srv, p);

@@ -5,7 +5,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,10 +32,13 @@ int server_init(struct server *srv, const struct config *cfg, uint32_t chunk_pag
 	srv->epfd = -1;
 	srv->sigfd = -1;
 	srv->sig_ev.type = EV_SIGNAL;
-	if (getrandom(&srv->self_id, sizeof(srv->self_id), GRND_NONBLOCK) != sizeof(srv->self_id))
-		srv->self_id = ((uint64_t)getpid() << 32) ^ (uint64_t)mono_ms();
+	do {
+		if (auth_random(&srv->epoch, sizeof(srv->epoch)))
+			return -1;
+	} while (!srv->epoch);
 	if (store_init(&srv->store, &srv->log, chunk_pages, lock, cfg->require_mlock))
 		return -1;
+	srv->store.quota = cfg->client_quota_mb * 256;
 	if (peer_set(srv, cfg)) {
 		store_destroy(&srv->store);
 		return -1;
@@ -53,29 +55,71 @@ void server_destroy(struct server *srv)
 		struct conn *c = srv->conns;
 
 		conn_kill(c, NULL);
-		c->client = NULL;
+		c->area = NULL;
 		if (c->peer)
 			c->peer->conn = NULL;
 		conn_free(c);
 	}
 	peer_free_all(srv);
 	store_destroy(&srv->store);
+	psk_free(&srv->psk);
 }
 
-uint32_t server_free_pages32(struct server *srv)
+uint64_t server_free_for(struct server *srv, const struct conn *c)
 {
-	uint64_t f = srv->draining ? 0 : store_free(&srv->store);
+	if (srv->draining)
+		return 0;
+	return store_area_free(&srv->store, c ? c->area : NULL);
+}
+
+uint32_t server_free_pages32(struct server *srv, const struct conn *c)
+{
+	uint64_t f = server_free_for(srv, c);
 
 	return f > UINT32_MAX ? UINT32_MAX : (uint32_t)f;
 }
 
-void server_info(struct server *srv, struct client *c, struct n2l_info *info)
+void server_info(struct server *srv, const struct conn *c, struct n2l_info *info)
 {
 	memset(info, 0, sizeof(*info));
+	info->epoch = htole64(srv->epoch);
 	info->capacity_pages = htole64(srv->store.capacity);
-	info->free_pages = htole64(srv->draining ? 0 : store_free(&srv->store));
-	info->held_pages = htole64(c ? c->held : 0);
+	info->free_pages = htole64(server_free_for(srv, c));
+	info->held_pages = htole64(c && c->area ? c->area->held : 0);
 	info->state = htole32(srv->draining ? N2L_SERVER_DRAINING : N2L_SERVER_NORMAL);
+}
+
+/* Whether a connection's identity still has the key it authenticated with. */
+static bool key_still_good(const struct psk_table *keys, const struct conn *c)
+{
+	const struct psk_entry *e;
+
+	if (!keys->n)
+		return !c->secure;
+	if (!c->secure)
+		return false;
+	if (c->auth == CA_HELLO)
+		return true;
+	e = psk_find(keys, c->ap.identity);
+	return e && auth_proof_equal(e->key, c->psk) &&
+	       (c->ap.role != N2L_ROLE_PEER || e->peer);
+}
+
+void server_set_keys(struct server *srv, struct psk_table *keys)
+{
+	unsigned int closed = 0;
+
+	for (struct conn *c = srv->conns; c; c = c->next) {
+		if (c->kind != CONN_IN || c->dead || key_still_good(keys, c))
+			continue;
+		conn_kill(c, "its identity or key is no longer in the psk file");
+		closed++;
+	}
+	psk_free(&srv->psk);
+	srv->psk = *keys;
+	memset(keys, 0, sizeof(*keys));
+	if (closed)
+		log_info(&srv->log, "keys reloaded: %u connections closed", closed);
 }
 
 void server_capacity_update(struct server *srv)
@@ -112,21 +156,45 @@ void server_capacity_update(struct server *srv)
 	}
 }
 
-/* Clients gone for longer than client_timeout_s lose their pages. */
-static void expire_clients(struct server *srv, int64_t now)
+/*
+ * Areas whose client is gone for longer than client_timeout_s lose their
+ * pages; unclaimed pages expire that long after they came. Areas with
+ * nothing left go.
+ */
+static void expire_areas(struct server *srv, int64_t now)
 {
-	struct client *c, *next;
+	int64_t ttl = (int64_t)srv->cfg.client_timeout_s * 1000;
+	uint64_t n = store_expire_unclaimed(&srv->store, now, ttl);
+	struct area *a, *next;
 
-	for (c = srv->store.clients; c; c = next) {
-		next = c->next;
-		if (c->nconns)
+	if (n)
+		log_info(&srv->log, "%" PRIu64 " unclaimed pages expired", n);
+	for (a = srv->store.areas; a; a = next) {
+		next = a->next;
+		if (a->nconns)
 			continue;
-		if (c->held && now - c->gone_since_ms < (int64_t)srv->cfg.client_timeout_s * 1000)
+		if (a->held > a->unclaimed && now - a->gone_since_ms >= ttl) {
+			n = store_drop_claimed(&srv->store, a);
+			log_info(&srv->log, "area %s: client gone for %" PRIu64 " s: dropping its %" PRIu64 " pages",
+				 a->tag, srv->cfg.client_timeout_s, n);
+		}
+		store_area_maybe_remove(&srv->store, a);
+	}
+}
+
+/* Connections that did not authenticate in time, or did not close in time. */
+static void conn_deadlines(struct server *srv, int64_t now)
+{
+	for (struct conn *c = srv->conns; c; c = c->next) {
+		if (c->dead)
 			continue;
-		if (c->held)
-			log_info(&srv->log, "client %016" PRIx64 " gone for %" PRIu64 " s: dropping its %" PRIu64 " pages",
-				 c->id, srv->cfg.client_timeout_s, c->held);
-		store_client_remove(&srv->store, c);
+		if ((c->closing || c->connecting) && now >= c->deadline_ms)
+			conn_kill(c, c->connecting ? "connect timed out" : "no close in time");
+		else if (c->kind == CONN_IN && !conn_ready(c) && now >= c->auth_deadline_ms)
+			conn_kill(c, "not authenticated in time");
+		/* Idle connections give big buffers back (busy ones keep them). */
+		buf_trim(&c->in, IN_MIN);
+		buf_trim(&c->out, IN_MIN);
 	}
 }
 
@@ -139,14 +207,8 @@ void server_tick(struct server *srv)
 		srv->next_capacity_ms = now + (int64_t)srv->cfg.interval_ms;
 	}
 	sreq_tick(srv, now);
-	for (struct conn *c = srv->conns; c; c = c->next) {
-		if ((c->closing || c->connecting) && !c->dead && now >= c->deadline_ms)
-			conn_kill(c, c->connecting ? "connect timed out" : "no close in time");
-		/* Idle connections give big buffers back (busy ones keep them). */
-		buf_trim(&c->in, IN_MIN);
-		buf_trim(&c->out, IN_MIN);
-	}
-	expire_clients(srv, now);
+	conn_deadlines(srv, now);
+	expire_areas(srv, now);
 	peer_tick(srv, now, mover_excess(srv) > 0);
 	srv->mover_kick = true;		/* batches whose backoff ended */
 	if (srv->draining && srv->exit_code < 0 && srv->store.used &&
@@ -210,9 +272,10 @@ void server_reload(struct server *srv, const struct config *ncfg)
 	srv->cfg = cfg;
 	srv->log.level = cfg.log_level;
 	srv->store.pool.require_lock = cfg.require_mlock;
+	srv->store.quota = cfg.client_quota_mb * 256;
 	server_prealloc(srv);	/* a failure is logged; pages still get stored */
-	log_info(&srv->log, "configuration reloaded: min %" PRIu64 " MB, max %" PRIu64 " MB, reserve %" PRIu64 " MB, %u peers",
-		 cfg.min_mb, cfg.max_mb, cfg.reserve_mb, cfg.npeers);
+	log_info(&srv->log, "configuration reloaded: min %" PRIu64 " MB, max %" PRIu64 " MB, reserve %" PRIu64 " MB, %u peers, %zu identities",
+		 cfg.min_mb, cfg.max_mb, cfg.reserve_mb, cfg.npeers, srv->psk.n);
 	server_capacity_update(srv);
 	srv->next_capacity_ms = server_now(srv) + (int64_t)cfg.interval_ms;
 }

@@ -11,10 +11,12 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "auth.h"
 #include "buf.h"
 #include "config.h"
 #include "frame.h"
 #include "log.h"
+#include "psk.h"
 #include "store.h"
 
 /* Stop reading from a connection whose replies pile up past OUT_HIGH. */
@@ -28,6 +30,9 @@
 #define BACKOFF_MAX_MS	60000
 #define PEER_BACKOFF_MIN_MS 500
 #define PEER_BACKOFF_MAX_MS 30000
+#define REFUSED_MIN_MS	30000		/* a client refused MOVED to a peer: RETURN */
+#define REFUSED_MAX_MS	600000
+#define CAP_LOG_MS	10000		/* connections over a cap: logged this often */
 
 struct server;
 struct peer;
@@ -50,6 +55,18 @@ enum conn_kind {
 	CONN_PEER,		/* we connected to a peer server */
 };
 
+/*
+ * Where a connection is in authentication. Accepted: HELLO, then (with
+ * keys) AUTH. Ours to a peer go from CA_HELLO to CA_READY once its answer
+ * to our HELLO (without keys) or AUTH (with keys) came; peer->state
+ * follows the steps between.
+ */
+enum conn_auth {
+	CA_HELLO,		/* waiting for HELLO (or the peer's answers) */
+	CA_CHALLENGED,		/* accepted, with keys: challenge sent, waiting for AUTH */
+	CA_READY,		/* authenticated, or HELLO done without keys */
+};
+
 struct conn {
 	struct evsrc ev;
 	struct server *srv;
@@ -57,10 +74,17 @@ struct conn {
 	uint64_t serial;
 	enum conn_kind kind;
 	char name[N2L_ADDR_LEN + 8];	/* remote address */
-	bool hello_done;
+	uint8_t addr[16];	/* remote IP (v4 in the first 4 bytes), for caps */
+	enum conn_auth auth;
 	uint32_t role;		/* enum n2l_role, after HELLO */
-	uint64_t hello_id;	/* client id from HELLO */
-	struct client *client;	/* role CLIENT */
+	struct auth_params ap;	/* HELLO's identity, device, role and nonces */
+	uint8_t psk[N2L_PSK_LEN];	/* the identity's key (with keys only) */
+	bool secure;		/* keys in use: frames are tagged once ready */
+	bool tx_tagged, rx_tagged;
+	struct tagger tx, rx;
+	size_t tx_untagged;	/* the last queued frame's size (tag included): not tagged yet */
+	int64_t auth_deadline_ms;
+	struct area *area;	/* role CLIENT */
 	struct peer *peer;	/* CONN_PEER */
 	struct buf in, out;
 	bool connecting;	/* non-blocking connect in progress */
@@ -73,6 +97,11 @@ struct conn {
 	struct conn *prev, *next;
 	struct conn *dirty_next;
 };
+
+static inline bool conn_ready(const struct conn *c)
+{
+	return c->auth == CA_READY;
+}
 
 /* A request of ours, awaiting its reply. */
 struct sreq;
@@ -91,7 +120,7 @@ struct sreq {
 	struct sreq *prev, *next;
 };
 
-enum peer_state { PEER_IDLE, PEER_CONNECTING, PEER_HELLO, PEER_READY };
+enum peer_state { PEER_IDLE, PEER_CONNECTING, PEER_HELLO, PEER_AUTH, PEER_READY };
 
 struct peer {
 	char addr[N2L_ADDR_LEN];	/* as configured: what MOVED tells clients */
@@ -110,14 +139,13 @@ struct peer {
 enum batch_phase { BATCH_PEER_PUT, BATCH_MOVED, BATCH_RETURN };
 
 struct batch_kv {
-	uint64_t key;
-	uint32_t vers;
+	uint64_t key, vers;
 };
 
-/* Up to N2L_MAX_PAGES pages of one client being given up. */
+/* Up to N2L_MAX_PAGES pages of one area being given up. */
 struct batch {
 	uint64_t id;
-	uint64_t client_id;
+	struct area *area;		/* kept while the batch lives (inflight) */
 	enum batch_phase phase;
 	char addr[N2L_ADDR_LEN];	/* the peer, for MOVED */
 	uint32_t n;
@@ -131,6 +159,8 @@ struct server {
 	int argc;
 	char *const *argv;
 	struct store store;
+	struct psk_table psk;		/* empty: --insecure */
+	uint64_t epoch;			/* random at start, never 0 */
 	int epfd;
 	int sigfd;
 	struct evsrc sig_ev;
@@ -147,7 +177,9 @@ struct server {
 	struct batch *batches;
 	unsigned int nbatches;
 	uint64_t next_batch_id;
-	uint64_t self_id;		/* our client id when we talk to peers */
+	size_t nconns_in;		/* accepted connections */
+	int64_t cap_logged_ms;		/* connections over a cap: last logged */
+	uint64_t cap_refused;		/* since then */
 	uint64_t last_avail_kb;
 	bool meminfo_failed;
 	bool draining;
@@ -174,8 +206,12 @@ void server_reload(struct server *srv, const struct config *ncfg);
 void server_drain(struct server *srv);
 /* after every round of events: reap closed connections, run the mover, send */
 void server_after_events(struct server *srv);
-uint32_t server_free_pages32(struct server *srv);
-void server_info(struct server *srv, struct client *c, struct n2l_info *info);
+/* What the connection's client may still store (capacity, quota, draining). */
+uint64_t server_free_for(struct server *srv, const struct conn *c);
+uint32_t server_free_pages32(struct server *srv, const struct conn *c);
+void server_info(struct server *srv, const struct conn *c, struct n2l_info *info);
+/* New keys (SIGHUP): closes connections whose identity left or whose key changed. */
+void server_set_keys(struct server *srv, struct psk_table *keys);
 
 /* conn.c: connections and the frame state machine */
 struct conn *conn_new(struct server *srv, int fd, enum conn_kind kind, const char *name);
@@ -186,6 +222,8 @@ uint8_t *conn_reply(struct conn *c, const struct frame_hdr *req, uint32_t status
 		    uint32_t len);
 /* Takes back the last frame queued (len: its payload length). */
 void conn_unqueue(struct conn *c, uint32_t len);
+/* Tags the last frame queued, if it needs one (before sending it). */
+void conn_seal(struct conn *c);
 void conn_kill(struct conn *c, const char *why);
 void conn_close_after(struct conn *c, uint32_t status, const struct frame_hdr *h,
 		      const char *why);
@@ -196,6 +234,14 @@ bool conn_usable(const struct conn *c);
 /* serve.c: requests from clients and peers */
 void serve_frame(struct conn *c, const struct frame_hdr *h, const uint8_t *payload);
 void serve_conn_gone(struct conn *c);
+void serve_reply_info(struct conn *c, const struct frame_hdr *h);
+
+/* hello.c: HELLO and AUTH on accepted connections */
+void hello_serve(struct conn *c, const struct frame_hdr *h, const uint8_t *payload);
+void hello_auth(struct conn *c, const struct frame_hdr *h, const uint8_t *payload);
+/* Switches the connection to tagged frames (both directions); 0 or -1. */
+int hello_start_tags(struct conn *c, const uint8_t tx_key[N2L_MAC_LEN],
+		     const uint8_t rx_key[N2L_MAC_LEN]);
 
 /* sreq.c: our own requests */
 struct sreq *sreq_send(struct server *srv, struct conn *c, uint8_t op,
@@ -228,6 +274,11 @@ void loop_fini(struct server *srv);
 void loop_conn_events(struct conn *c);
 void loop_flush(struct conn *c);
 int loop_connect(struct server *srv, struct peer *p);
+/* Whether one more connection from this address is within the caps. */
+bool loop_admit(struct server *srv, const uint8_t addr[16]);
+
+/* keys.c: the psk file of a configuration, checked against it */
+int keys_load(const struct config *cfg, struct psk_table *keys, char *err, size_t errlen);
 
 /* capacity.c */
 int meminfo_avail_kb(const char *path, uint64_t *kb);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include "auth.h"
 #include "store.h"
-#include "../n2l-proto.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -8,19 +8,10 @@
 #define STORE_MIN_BUCKETS	1024
 #define STORE_MAX_SPARE		(2 * N2L_MAX_PAGES)
 
-static inline uint64_t mix64(uint64_t x)
+static inline size_t bucket_of(const struct store *st, const struct area *a, uint64_t key,
+			       size_t nb)
 {
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
-
-static inline size_t bucket_of(const struct store *st, uint64_t client_id, uint64_t key)
-{
-	return (size_t)(mix64(key ^ mix64(client_id)) & (st->nbuckets - 1));
+	return (size_t)(siphash24_u64x2(&st->hkey, a->serial, key) & (nb - 1));
 }
 
 int store_init(struct store *st, const struct logger *log, uint32_t chunk_pages,
@@ -28,6 +19,8 @@ int store_init(struct store *st, const struct logger *log, uint32_t chunk_pages,
 {
 	memset(st, 0, sizeof(*st));
 	pool_init(&st->pool, log, chunk_pages, lock, require_lock);
+	if (auth_random(&st->hkey, sizeof(st->hkey)))
+		return -1;
 	st->nbuckets = STORE_MIN_BUCKETS;
 	st->buckets = calloc(st->nbuckets, sizeof(*st->buckets));
 	return st->buckets ? 0 : -1;
@@ -35,8 +28,8 @@ int store_init(struct store *st, const struct logger *log, uint32_t chunk_pages,
 
 void store_destroy(struct store *st)
 {
-	while (st->clients)
-		store_client_remove(st, st->clients);
+	while (st->areas)
+		store_area_remove(st, st->areas);
 	pool_destroy(&st->pool);
 	while (st->spare) {
 		struct entry *e = st->spare;
@@ -46,7 +39,22 @@ void store_destroy(struct store *st)
 	}
 	st->nspare = 0;
 	free(st->buckets);
+	free(st->abuckets);
 	st->buckets = NULL;
+	st->abuckets = NULL;
+}
+
+uint64_t store_area_free(const struct store *st, const struct area *a)
+{
+	uint64_t f = store_free(st);
+
+	if (st->quota && a) {
+		uint64_t q = a->ident->held < st->quota ? st->quota - a->ident->held : 0;
+
+		if (q < f)
+			f = q;
+	}
+	return f;
 }
 
 /* Doubles the table; on allocation failure chains just get longer. */
@@ -64,7 +72,7 @@ static void maybe_grow(struct store *st)
 		struct entry *e = st->buckets[i], *n;
 
 		for (; e; e = n) {
-			size_t b = (size_t)(mix64(e->key ^ mix64(e->client->id)) & (nb - 1));
+			size_t b = bucket_of(st, e->area, e->key, nb);
 
 			n = e->hnext;
 			e->hnext = nbk[b];
@@ -76,88 +84,81 @@ static void maybe_grow(struct store *st)
 	st->nbuckets = nb;
 }
 
-struct client *store_client(struct store *st, uint64_t id, bool create)
+struct entry *store_find(struct store *st, struct area *a, uint64_t key, uint64_t vers)
 {
-	struct client *c;
-
-	for (c = st->clients; c; c = c->next)
-		if (c->id == id)
-			return c;
-	if (!create)
-		return NULL;
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return NULL;
-	c->id = id;
-	c->next = st->clients;
-	if (st->clients)
-		st->clients->prev = c;
-	st->clients = c;
-	st->nclients++;
-	return c;
-}
-
-void store_client_remove(struct store *st, struct client *c)
-{
-	store_free_all(st, c);
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		st->clients = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	st->nclients--;
-	free(c);
-}
-
-static struct entry *find_key(struct store *st, struct client *c, uint64_t key)
-{
-	struct entry *e = st->buckets[bucket_of(st, c->id, key)];
+	struct entry *e = st->buckets[bucket_of(st, a, key, st->nbuckets)];
 
 	for (; e; e = e->hnext)
-		if (e->key == key && e->client == c)
+		if (e->key == key && e->vers == vers && e->area == a)
 			return e;
 	return NULL;
 }
 
-struct entry *store_find(struct store *st, struct client *c, uint64_t key, uint32_t vers)
+static void area_list_del(struct area *a, struct entry *e)
 {
-	struct entry *e = st->buckets[bucket_of(st, c->id, key)];
-
-	for (; e; e = e->hnext)
-		if (e->key == key && e->vers == vers && e->client == c)
-			return e;
-	return NULL;
+	if (e->aprev)
+		e->aprev->anext = e->anext;
+	else
+		a->head = e->anext;
+	if (e->anext)
+		e->anext->aprev = e->aprev;
+	else
+		a->tail = e->aprev;
 }
 
-static void client_list_del(struct client *c, struct entry *e)
+static void area_list_add_tail(struct area *a, struct entry *e)
 {
-	if (e->cprev)
-		e->cprev->cnext = e->cnext;
+	e->anext = NULL;
+	e->aprev = a->tail;
+	if (a->tail)
+		a->tail->anext = e;
 	else
-		c->head = e->cnext;
-	if (e->cnext)
-		e->cnext->cprev = e->cprev;
-	else
-		c->tail = e->cprev;
+		a->head = e;
+	a->tail = e;
 }
 
-static void client_list_add_tail(struct client *c, struct entry *e)
+static void unclaimed_del(struct store *st, struct entry *e)
 {
-	e->cnext = NULL;
-	e->cprev = c->tail;
-	if (c->tail)
-		c->tail->cnext = e;
+	if (e->uprev)
+		e->uprev->unext = e->unext;
 	else
-		c->head = e;
-	c->tail = e;
+		st->uhead = e->unext;
+	if (e->unext)
+		e->unext->uprev = e->uprev;
+	else
+		st->utail = e->uprev;
+	e->uprev = e->unext = NULL;
+	st->unclaimed--;
+	e->area->unclaimed--;
+}
+
+static void unclaimed_add_tail(struct store *st, struct entry *e)
+{
+	e->unext = NULL;
+	e->uprev = st->utail;
+	if (st->utail)
+		st->utail->unext = e;
+	else
+		st->uhead = e;
+	st->utail = e;
+	st->unclaimed++;
+	e->area->unclaimed++;
+}
+
+/* An unclaimed page becomes the client's. */
+static void entry_claim(struct store *st, struct entry *e)
+{
+	if (e->claimed)
+		return;
+	unclaimed_del(st, e);
+	e->claimed = true;
 }
 
 void store_mark_moving(struct store *st, struct entry *e, uint64_t move_id)
 {
 	if (!e->move_id) {
 		st->moving++;
-		e->client->moving++;
+		e->area->moving++;
 	}
 	e->move_id = move_id;
 }
@@ -166,21 +167,25 @@ void store_unmark_moving(struct store *st, struct entry *e)
 {
 	if (e->move_id) {
 		st->moving--;
-		e->client->moving--;
+		e->area->moving--;
 		e->move_id = 0;
 	}
 }
 
 void store_drop(struct store *st, struct entry *e)
 {
-	struct entry **pp = &st->buckets[bucket_of(st, e->client->id, e->key)];
+	struct area *a = e->area;
+	struct entry **pp = &st->buckets[bucket_of(st, a, e->key, st->nbuckets)];
 
 	while (*pp != e)
 		pp = &(*pp)->hnext;
 	*pp = e->hnext;
 	store_unmark_moving(st, e);
-	client_list_del(e->client, e);
-	e->client->held--;
+	if (!e->claimed)
+		unclaimed_del(st, e);
+	area_list_del(a, e);
+	a->held--;
+	a->ident->held--;
 	st->used--;
 	pool_give(&st->pool, e->chunk, e->idx);
 	if (st->nspare < STORE_MAX_SPARE) {
@@ -193,51 +198,55 @@ void store_drop(struct store *st, struct entry *e)
 }
 
 /* A new entry from the reserved structs and pool pages. */
-static struct entry *entry_new(struct store *st, struct client *c, uint64_t key,
-			       uint32_t vers, const uint8_t *page)
+static struct entry *entry_new(struct store *st, struct area *a, uint64_t key,
+			       uint64_t vers, const uint8_t *page, const uint8_t *seal)
 {
 	struct entry *e = st->spare;
 	size_t b;
 
 	st->spare = e->hnext;
 	st->nspare--;
-	e->client = c;
+	memset(e, 0, sizeof(*e));
+	e->area = a;
 	e->key = key;
 	e->vers = vers;
-	e->move_id = 0;
 	e->seq = ++st->seq;
+	e->claimed = true;
+	e->mark = a->mark;
+	memcpy(e->seal, seal, N2L_SEAL_LEN);
 	pool_take(&st->pool, &e->chunk, &e->idx);
 	memcpy(pool_addr(e->chunk, e->idx), page, N2L_PAGE_SIZE);
-	b = bucket_of(st, c->id, key);
+	b = bucket_of(st, a, key, st->nbuckets);
 	e->hnext = st->buckets[b];
 	st->buckets[b] = e;
-	client_list_add_tail(c, e);
-	c->held++;
+	area_list_add_tail(a, e);
+	a->held++;
+	a->ident->held++;
 	st->used++;
 	return e;
 }
 
 /* New contents for e: a new write, so it is young again and not moving. */
-static void entry_rewrite(struct store *st, struct entry *e, uint32_t vers,
-			  const uint8_t *page)
+static void entry_rewrite(struct store *st, struct entry *e, const uint8_t *page,
+			  const uint8_t *seal)
 {
-	struct client *c = e->client;
+	struct area *a = e->area;
 
 	store_unmark_moving(st, e);
-	e->vers = vers;
 	e->seq = ++st->seq;
 	memcpy(pool_addr(e->chunk, e->idx), page, N2L_PAGE_SIZE);
-	client_list_del(c, e);
-	client_list_add_tail(c, e);
+	memcpy(e->seal, seal, N2L_SEAL_LEN);
+	area_list_del(a, e);
+	area_list_add_tail(a, e);
 }
 
 /*
- * Reserve room for `fresh` new pages within capacity: pool slots and entry
- * structs, so that what follows cannot fail half-way.
+ * Reserve room for `fresh` new pages of area a within capacity and quota:
+ * pool slots and entry structs, so that what follows cannot fail half-way.
  */
-static int room_for(struct store *st, uint64_t fresh)
+static int room_for(struct store *st, struct area *a, uint64_t fresh)
 {
-	if (fresh > store_free(st))
+	if (fresh > store_area_free(st, a))
 		return STORE_FULL;
 	if (pool_reserve(&st->pool, fresh))
 		return STORE_NOMEM;
@@ -253,66 +262,73 @@ static int room_for(struct store *st, uint64_t fresh)
 	return STORE_OK;
 }
 
-int store_put(struct store *st, struct client *c, uint64_t key, uint32_t n,
-	      uint32_t vers, const uint8_t *pages)
+int store_put(struct store *st, struct area *a, uint64_t key, uint32_t n,
+	      uint64_t vers, const uint8_t *pages, const uint8_t *seals)
 {
 	uint64_t fresh = 0;
 	int rc;
 
 	for (uint32_t i = 0; i < n; i++)
-		if (!find_key(st, c, key + i))
+		if (!store_find(st, a, key + i, vers))
 			fresh++;
-	rc = room_for(st, fresh);
+	rc = room_for(st, a, fresh);
 	if (rc)
 		return rc;
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *page = pages + (size_t)i * N2L_PAGE_SIZE;
-		struct entry *e = find_key(st, c, key + i), *o, *next;
+		const uint8_t *seal = seals + (size_t)i * N2L_SEAL_LEN;
+		struct entry *e = store_find(st, a, key + i, vers);
 
 		if (!e) {
-			entry_new(st, c, key + i, vers, page);
+			entry_new(st, a, key + i, vers, page, seal);
 			continue;
 		}
-		/* The client's write supersedes every version of the key. */
-		for (o = e->hnext; o; o = next) {
-			next = o->hnext;
-			if (o->key == key + i && o->client == c)
-				store_drop(st, o);
-		}
-		entry_rewrite(st, e, vers, page);
+		entry_claim(st, e);
+		entry_rewrite(st, e, page, seal);
+		e->mark = a->mark;
 	}
 	maybe_grow(st);
 	return STORE_OK;
 }
 
-bool store_get(struct store *st, struct client *c, uint64_t key, uint32_t n,
-	       uint32_t vers, uint8_t *dst)
+bool store_get(struct store *st, struct area *a, uint64_t key, uint32_t n,
+	       uint64_t vers, uint8_t *pages, uint8_t *seals)
 {
 	struct entry *ents[N2L_MAX_PAGES];
 
 	if (n > N2L_MAX_PAGES)
 		return false;
 	for (uint32_t i = 0; i < n; i++) {
-		ents[i] = store_find(st, c, key + i, vers);
+		ents[i] = store_find(st, a, key + i, vers);
 		if (!ents[i])
 			return false;
 	}
-	for (uint32_t i = 0; i < n; i++)
-		memcpy(dst + (size_t)i * N2L_PAGE_SIZE, entry_page(ents[i]), N2L_PAGE_SIZE);
+	for (uint32_t i = 0; i < n; i++) {
+		memcpy(pages + (size_t)i * N2L_PAGE_SIZE, entry_page(ents[i]), N2L_PAGE_SIZE);
+		memcpy(seals + (size_t)i * N2L_SEAL_LEN, ents[i]->seal, N2L_SEAL_LEN);
+	}
 	return true;
 }
 
-uint32_t store_inval(struct store *st, struct client *c, const void *kvs, uint32_t n)
+static void get_kv(const void *kvs, uint32_t i, uint64_t *key, uint64_t *vers)
 {
-	const uint8_t *p = kvs;
+	struct n2l_kv kv;
+
+	memcpy(&kv, (const uint8_t *)kvs + (size_t)i * sizeof(kv), sizeof(kv));
+	*key = le64toh(kv.key);
+	*vers = le64toh(kv.vers);
+}
+
+uint32_t store_inval(struct store *st, struct area *a, const void *kvs, uint32_t n)
+{
 	uint32_t dropped = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
-		struct n2l_kv kv;
+		uint64_t key, vers;
 		struct entry *e;
 
-		memcpy(&kv, p + (size_t)i * sizeof(kv), sizeof(kv));
-		e = store_find(st, c, le64toh(kv.key), le32toh(kv.vers));
+		get_kv(kvs, i, &key, &vers);
+		e = store_find(st, a, key, vers);
 		if (e) {
 			store_drop(st, e);
 			dropped++;
@@ -321,51 +337,146 @@ uint32_t store_inval(struct store *st, struct client *c, const void *kvs, uint32
 	return dropped;
 }
 
-int store_put_versions(struct store *st, struct client *c, const void *kvs,
-		       uint32_t n, const uint8_t *pages)
+int store_peer_put(struct store *st, struct area *a, const void *kvs, uint32_t n,
+		   const uint8_t *pages, const uint8_t *seals, int64_t now_ms)
 {
-	const uint8_t *p = kvs;
 	uint64_t fresh = 0;
 	int rc;
 
 	/* A pair listed twice counts once: the second finds the first. */
 	for (uint32_t i = 0; i < n; i++) {
-		struct n2l_kv kv;
+		uint64_t key, vers, k2, v2;
 		bool dup = false;
 
-		memcpy(&kv, p + (size_t)i * sizeof(kv), sizeof(kv));
-		if (store_find(st, c, le64toh(kv.key), le32toh(kv.vers)))
+		get_kv(kvs, i, &key, &vers);
+		if (store_find(st, a, key, vers))
 			continue;
-		for (uint32_t j = 0; j < i && !dup; j++)
-			dup = !memcmp(p + (size_t)j * sizeof(kv), &kv, 12);
+		for (uint32_t j = 0; j < i && !dup; j++) {
+			get_kv(kvs, j, &k2, &v2);
+			dup = k2 == key && v2 == vers;
+		}
 		if (!dup)
 			fresh++;
 	}
-	rc = room_for(st, fresh);
+	rc = room_for(st, a, fresh);
 	if (rc)
 		return rc;
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *page = pages + (size_t)i * N2L_PAGE_SIZE;
-		struct n2l_kv kv;
+		const uint8_t *seal = seals + (size_t)i * N2L_SEAL_LEN;
+		uint64_t key, vers;
 		struct entry *e;
 
-		memcpy(&kv, p + (size_t)i * sizeof(kv), sizeof(kv));
-		e = store_find(st, c, le64toh(kv.key), le32toh(kv.vers));
-		if (e)
-			entry_rewrite(st, e, e->vers, page);
-		else
-			entry_new(st, c, le64toh(kv.key), le32toh(kv.vers), page);
+		get_kv(kvs, i, &key, &vers);
+		e = store_find(st, a, key, vers);
+		if (e && e->claimed)
+			continue;	/* the client's own page stays */
+		if (e) {
+			unclaimed_del(st, e);
+			entry_rewrite(st, e, page, seal);
+		} else {
+			e = entry_new(st, a, key, vers, page, seal);
+			e->claimed = false;
+		}
+		e->arrived_ms = now_ms;
+		unclaimed_add_tail(st, e);
 	}
 	maybe_grow(st);
 	return STORE_OK;
 }
 
-uint64_t store_free_all(struct store *st, struct client *c)
+uint64_t store_free_all(struct store *st, struct area *a)
 {
 	uint64_t n = 0;
 
-	while (c->head) {
-		store_drop(st, c->head);
+	while (a->head) {
+		store_drop(st, a->head);
+		n++;
+	}
+	return n;
+}
+
+uint64_t store_drop_claimed(struct store *st, struct area *a)
+{
+	struct entry *e, *next;
+	uint64_t n = 0;
+
+	for (e = a->head; e; e = next) {
+		next = e->anext;
+		if (e->claimed) {
+			store_drop(st, e);
+			n++;
+		}
+	}
+	return n;
+}
+
+void store_retain_begin(struct store *st, struct area *a, uint64_t gen)
+{
+	a->gen = gen;
+	a->mark++;
+	a->reconciling = true;
+}
+
+void store_retain(struct store *st, struct area *a, const void *kvs, uint32_t n,
+		  uint8_t *bitmap)
+{
+	memset(bitmap, 0, (n + 7) / 8);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t key, vers;
+		struct entry *e;
+
+		get_kv(kvs, i, &key, &vers);
+		e = store_find(st, a, key, vers);
+		if (!e) {
+			bitmap[i / 8] |= (uint8_t)(1U << (i % 8));
+			continue;
+		}
+		entry_claim(st, e);
+		e->mark = a->mark;
+	}
+}
+
+uint64_t store_retain_end(struct store *st, struct area *a, uint64_t gen)
+{
+	struct entry *e, *next;
+	uint64_t n = 0;
+
+	if (!a->reconciling || gen != a->gen)
+		return 0;
+	a->reconciling = false;
+	for (e = a->head; e; e = next) {
+		next = e->anext;
+		if (e->claimed && e->mark != a->mark) {
+			store_drop(st, e);
+			n++;
+		}
+	}
+	return n;
+}
+
+static void drop_unclaimed_head(struct store *st)
+{
+	store_drop(st, st->uhead);
+}
+
+uint64_t store_expire_unclaimed(struct store *st, int64_t now_ms, int64_t ttl_ms)
+{
+	uint64_t n = 0;
+
+	while (st->uhead && now_ms - st->uhead->arrived_ms >= ttl_ms) {
+		drop_unclaimed_head(st);
+		n++;
+	}
+	return n;
+}
+
+uint64_t store_drop_unclaimed(struct store *st, uint64_t want)
+{
+	uint64_t n = 0;
+
+	while (st->uhead && n < want) {
+		drop_unclaimed_head(st);
 		n++;
 	}
 	return n;

@@ -1,11 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The page store: (client id, key, version) -> one 4 KiB page, in a hash
- * table keyed by (client id, key). A PUT from the client replaces every
- * version of its keys; a PEER_PUT adds the versions it carries, so that a
- * page moved here never destroys a newer page of the same key (the client
- * invalidates the old one). Each client keeps its pages in store order,
- * oldest first, which is the order in which pages are given up.
+ * The page store. Pages live in *areas*: an area is (authenticated
+ * identity, device id of HELLO), never anything a client names for
+ * another identity. Within an area a page is (key, vers): several versions
+ * of a key may be stored at once, and only the same (key, vers) is ever
+ * replaced. Pages are *claimed* (the client's own) or *unclaimed* (a
+ * peer's PEER_PUT, a second copy until the client RETAINs it); unclaimed
+ * pages expire on their own and are the first to go when the server must
+ * shrink.
+ *
+ * Both hash tables (pages by (area, key), areas by (identity, device))
+ * are keyed with SipHash-2-4 under a random key, so that nobody can
+ * choose keys that share a bucket. Each area keeps its pages in store
+ * order, oldest first, which is the order in which pages are given up.
+ * Identities (the sum of their areas) are held to an optional quota.
  *
  * Accounting is in pages: used = pages stored, free = capacity - used.
  */
@@ -16,29 +24,52 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../n2l-proto.h"
 #include "pool.h"
+#include "siphash.h"
 
 struct conn;
-struct client;
+struct area;
 
 struct entry {
 	struct entry *hnext;		/* hash chain */
-	struct entry *cprev, *cnext;	/* the client's pages, oldest first */
-	struct client *client;
-	uint64_t key;
+	struct entry *aprev, *anext;	/* the area's pages, oldest first */
+	struct entry *uprev, *unext;	/* unclaimed pages, oldest first */
+	struct area *area;
+	uint64_t key, vers;
 	uint64_t seq;			/* store order */
 	uint64_t move_id;		/* the batch moving it; 0: none */
+	uint64_t mark;			/* reconciliation mark (area->mark) */
+	int64_t arrived_ms;		/* unclaimed: when it came */
 	struct pool_chunk *chunk;
 	uint32_t idx;
-	uint32_t vers;
+	bool claimed;
+	uint8_t seal[N2L_SEAL_LEN];
 };
 
-struct client {
-	uint64_t id;
-	struct client *prev, *next;
+/* An identity: what its areas hold together, against the quota. */
+struct ident {
+	char name[N2L_ID_LEN];
+	uint64_t held;
+	unsigned int nareas;
+	struct ident *prev, *next;
+};
+
+struct area {
+	char identity[N2L_ID_LEN];
+	uint64_t device;
+	char tag[9];			/* for the logs: never the identity or device */
+	uint64_t serial;		/* hashes its pages */
+	struct ident *ident;
+	struct area *hnext;		/* hash chain */
+	struct area *prev, *next;	/* every area */
 	struct entry *head, *tail;	/* oldest first */
-	uint64_t held;			/* pages */
+	uint64_t held;			/* pages, claimed or not */
+	uint64_t unclaimed;		/* of them, unclaimed */
 	uint64_t moving;		/* of them, in a batch being given up */
+	/* Reconciliation: generation g of the client, mark of ours. */
+	uint64_t gen, mark;
+	bool reconciling;
 	/* Connection state, kept by the server. */
 	unsigned int nconns;
 	struct conn *conn;		/* newest connection, NULL if none */
@@ -47,15 +78,27 @@ struct client {
 	uint32_t backoff_ms;
 	unsigned int inflight;		/* batches */
 	bool stuck_logged;
+	/* A MOVED to this peer was refused: RETURN instead until then. */
+	char refused_peer[N2L_ADDR_LEN];
+	int64_t refused_until_ms;
+	uint32_t refused_backoff_ms;
 };
 
 struct store {
 	struct pool pool;
+	struct siphash_key hkey;
 	struct entry **buckets;
 	size_t nbuckets;		/* a power of two */
-	struct client *clients;
-	size_t nclients;
+	struct area **abuckets;
+	size_t nabuckets;		/* a power of two */
+	struct area *areas;		/* every area */
+	size_t nareas;
+	uint64_t area_serial;
+	struct ident *idents;
+	struct entry *uhead, *utail;	/* unclaimed pages, oldest first */
+	uint64_t unclaimed;
 	uint64_t capacity;		/* pages */
+	uint64_t quota;			/* pages per identity; 0: none */
 	uint64_t used;			/* pages stored */
 	uint64_t moving;		/* pages in batches being given up */
 	uint64_t seq;
@@ -74,25 +117,48 @@ static inline uint64_t store_free(const struct store *st)
 	return st->capacity > st->used ? st->capacity - st->used : 0;
 }
 
-struct client *store_client(struct store *st, uint64_t id, bool create);
-/* Drops the client's pages and the record itself. */
-void store_client_remove(struct store *st, struct client *c);
+/* What area a (its identity) may still store: room and quota. */
+uint64_t store_area_free(const struct store *st, const struct area *a);
 
-struct entry *store_find(struct store *st, struct client *c, uint64_t key, uint32_t vers);
+/* area.c: areas and identities */
+struct area *store_area(struct store *st, const char identity[N2L_ID_LEN],
+			uint64_t device, bool create);
+/* Drops the area's pages and the record itself. */
+void store_area_remove(struct store *st, struct area *a);
+/* Removes it if nothing refers to it (no pages, connections, batches). */
+bool store_area_maybe_remove(struct store *st, struct area *a);
+/* "0123abcd" of (identity, device), for the logs. */
+void area_tag(const char identity[N2L_ID_LEN], uint64_t device, char tag[9]);
 
-/* Pages key..key+n-1, version vers, all or nothing. */
-int store_put(struct store *st, struct client *c, uint64_t key, uint32_t n,
-	      uint32_t vers, const uint8_t *pages);
-/* Copies n pages to dst if all are stored with version vers; else false. */
-bool store_get(struct store *st, struct client *c, uint64_t key, uint32_t n,
-	       uint32_t vers, uint8_t *dst);
+struct entry *store_find(struct store *st, struct area *a, uint64_t key, uint64_t vers);
+
+/* PUT: pages key..key+n-1 of version vers, claimed, all or nothing. */
+int store_put(struct store *st, struct area *a, uint64_t key, uint32_t n,
+	      uint64_t vers, const uint8_t *pages, const uint8_t *seals);
+/* Copies n pages and seals if all are stored with version vers; else false. */
+bool store_get(struct store *st, struct area *a, uint64_t key, uint32_t n,
+	       uint64_t vers, uint8_t *pages, uint8_t *seals);
 /* kvs: n little-endian struct n2l_kv; returns pages dropped. */
-uint32_t store_inval(struct store *st, struct client *c, const void *kvs, uint32_t n);
-/* PEER_PUT: n (key, version) pairs and their pages, all or nothing. */
-int store_put_versions(struct store *st, struct client *c, const void *kvs,
-		       uint32_t n, const uint8_t *pages);
-uint64_t store_free_all(struct store *st, struct client *c);
+uint32_t store_inval(struct store *st, struct area *a, const void *kvs, uint32_t n);
+/* PEER_PUT: unclaimed pages, never replacing a claimed one; all or nothing. */
+int store_peer_put(struct store *st, struct area *a, const void *kvs, uint32_t n,
+		   const uint8_t *pages, const uint8_t *seals, int64_t now_ms);
+uint64_t store_free_all(struct store *st, struct area *a);
+/* Drops the claimed pages only (a client gone too long). */
+uint64_t store_drop_claimed(struct store *st, struct area *a);
 void store_drop(struct store *st, struct entry *e);
+
+/* Reconciliation (RETAIN_BEGIN, RETAIN, RETAIN_END). */
+void store_retain_begin(struct store *st, struct area *a, uint64_t gen);
+/* bitmap: (n + 7) / 8 bytes, bit i set if entry i is not stored. */
+void store_retain(struct store *st, struct area *a, const void *kvs, uint32_t n,
+		  uint8_t *bitmap);
+/* Drops the claimed pages not marked in gen if gen is current. */
+uint64_t store_retain_end(struct store *st, struct area *a, uint64_t gen);
+
+/* Unclaimed pages: expiry, and the first to go when shrinking. */
+uint64_t store_expire_unclaimed(struct store *st, int64_t now_ms, int64_t ttl_ms);
+uint64_t store_drop_unclaimed(struct store *st, uint64_t n);
 
 /* Give-up batches mark the pages they carry. */
 void store_mark_moving(struct store *st, struct entry *e, uint64_t move_id);

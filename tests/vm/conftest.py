@@ -6,6 +6,7 @@ with panic_on_warn, so most such problems end the VM instead, and the
 harness prints the console.
 """
 import os
+import shutil
 
 import pytest
 
@@ -40,6 +41,7 @@ class Lab:
         self.devices = []
         self.media = []
         self.servers = []
+        self.commands = []
 
     def nullb(self, size_mb, **kw):
         m = n2l.NullBlk(size_mb, **kw)
@@ -58,20 +60,51 @@ class Lab:
         self.servers.append(srv)
         return srv
 
+    def restart(self, srv):
+        """The same server again on its link and address, as a new process
+        (srv must have been killed); the new one is cleaned up too."""
+        new = n2l.restart_server(srv)
+        self.servers.append(new)
+        return new
+
+    def spawn(self, cmd):
+        """A command in the background (n2l.Spawned), killed at the end of
+        the test if it still runs."""
+        sp = n2l.Spawned(cmd)
+        self.commands.append(sp)
+        return sp
+
     def device(self, name, table):
         d = n2l.Device(name, table)
         self.devices.append(d)
         return d
 
     def cleanup(self):
-        for d in reversed(self.devices):
-            n2l.run(f"swapoff {d.path}")
-            d.remove()
-        for m in reversed(self.media):
-            m.remove()
-        for srv in self.servers:
-            srv.stop(9, timeout=10)
-            srv.link.remove()
+        try:
+            # A paused server would hold up commands and device removal.
+            for srv in self.servers:
+                if srv.proc.poll() is None:
+                    srv.signal(18)      # SIGCONT
+            for sp in self.commands:
+                if sp.rc is None:
+                    sp.proc.kill()
+                    sp.finished(60)
+            for d in reversed(self.devices):
+                n2l.run(f"swapoff {d.path}")
+                d.remove()
+            for m in reversed(self.media):
+                m.remove()
+        finally:
+            for srv in self.servers:
+                srv.stop(9, timeout=10)
+                srv.link.remove()
+            # The servers' logs, for a look after the guest is gone.
+            out = os.environ.get("N2L_OUT")
+            if out:
+                os.makedirs(os.path.join(out, "server-logs"), exist_ok=True)
+                for srv in self.servers:
+                    if os.path.exists(srv.log):
+                        shutil.copy(srv.log, os.path.join(out, "server-logs"))
 
 
 @pytest.fixture

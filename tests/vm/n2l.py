@@ -19,6 +19,7 @@ from nswap2l import MEDIA, parse_status, table_line  # noqa: E402,F401
 
 SLOT = 4096
 EVIL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "evil_server.py")
+SCRIPTED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripted_server.py")
 
 
 _kmsg_seq = [-1]
@@ -81,19 +82,51 @@ def kernel_problems(lines):
 
 
 def page_server(index, kind="nswapd", args=(), delay_us=0, rate_mbit=0, port=7070):
-    """nswapd, or the misbehaving test server, on link <index>."""
+    """nswapd, the misbehaving test server ("evil") or the scripted one
+    ("scripted", tests/vm/scripted_server.py), on link <index>."""
     link = Link(index, delay_us=delay_us, rate_mbit=rate_mbit)
     if kind == "nswapd":
+        secure = any(a.startswith("--psk-file") for a in args)
         argv = [os.path.join(REPO, "build", "nswapd"), "--listen",
-                f"{link.addr}:{port}", *args]
+                f"{link.addr}:{port}", *([] if secure else ["--insecure"]), *args]
     else:
-        argv = [os.environ.get("N2L_PYTHON", sys.executable), EVIL,
+        argv = [os.environ.get("N2L_PYTHON", sys.executable),
+                SCRIPTED if kind == "scripted" else EVIL,
                 "--listen", f"{link.addr}:{port}", *args]
     try:
         return Process(link, argv, port, f"server-{index}.log")
     except Exception:
         link.remove()
         raise
+
+
+def restart_server(srv):
+    """The same server program, with the same arguments, on the same link
+    and address: a new process, so a new epoch."""
+    srv.restart()
+    return srv
+
+
+def server_held_pages(dev, server):
+    """How many pages a page server (object or host:port) says it holds for
+    @dev: the server_held= figure of its line in the servers sysfs file,
+    which the server reports in every STATUS and reconciliation answer."""
+    name = getattr(server, "name", server)
+    for line in dev.sysfs_read("servers").splitlines():
+        words = line.split()
+        if words and words[0] == name:
+            return int(dict(w.split("=", 1) for w in words[2:] if "=" in w)["server_held"])
+    raise KeyError(name)
+
+
+def server_pages_in_use(server):
+    """Pages a page server holds for anyone, whatever device or client:
+    its capacity less its free pages, asked over a connection of our own
+    (so it still works once every device is gone)."""
+    from n2lproto import Client
+    with Client.connect(getattr(server, "name", server), device=0x5eed) as c:
+        info = c.status()
+    return info.capacity - info.free
 
 
 def write_pattern(path, offset, length, seed):
@@ -120,3 +153,114 @@ def scan_pattern(path, offset, length, seed):
 
 def is_zero(path, offset, length):
     return run(f"{TOOLS}/n2l-pattern zero {path} {offset} {length} 0").returncode == 0
+
+
+_GET_LOG = re.compile(r"GET id \d+ key (\d+) count (\d+) vers \d+")
+
+
+def served_keys(server, since=0):
+    """The keys (slots) of every GET an nswapd started with --log-level
+    debug logged from byte since of its log on: read a range of the device
+    (with nothing else going on) and this says which of its slots live on
+    that server."""
+    keys = set()
+    for key, count in _GET_LOG.findall(server.read_log()[since:]):
+        keys.update(range(int(key), int(key) + int(count)))
+    return keys
+
+
+# ----------------------------------------------------------------------------
+# Commands that may hang in the kernel
+
+
+class Spawned:
+    """A shell command running in the background, whose output goes to a
+    file, so that a command stuck in D state (which no signal ends) never
+    holds up the test: finished() waits a bounded time and says whether it
+    ended; the test goes on either way, and must make the kernel let go
+    of the command (resume a server, say) before it ends."""
+
+    _n = [0]
+
+    def __init__(self, cmd):
+        import subprocess
+        Spawned._n[0] += 1
+        self.cmd = cmd
+        self.path = f"/tmp/n2l/spawned-{os.getpid()}-{Spawned._n[0]}.out"
+        os.makedirs("/tmp/n2l", exist_ok=True)
+        self.out_file = open(self.path, "w")
+        self.proc = subprocess.Popen(cmd, shell=True, stdout=self.out_file,
+                                     stderr=subprocess.STDOUT)
+
+    def finished(self, timeout):
+        """True once the command has ended, waiting at most timeout s."""
+        import subprocess
+        try:
+            self.proc.wait(timeout=timeout)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+
+    @property
+    def rc(self):
+        return self.proc.poll()
+
+    def output(self):
+        self.out_file.flush()
+        return open(self.path).read()
+
+    def stacks(self):
+        """The kernel stack of the command and its children (where it
+        waits, if it hangs)."""
+        lines = []
+        for pid in [self.proc.pid] + _children(self.proc.pid):
+            try:
+                lines.append(f"task {pid} ({open(f'/proc/{pid}/comm').read().strip()}):\n"
+                             + open(f"/proc/{pid}/stack").read())
+            except OSError:
+                pass
+        return "\n".join(lines)
+
+
+def _children(pid):
+    try:
+        kids = [int(x) for x in open(f"/proc/{pid}/task/{pid}/children").read().split()]
+    except OSError:
+        return []
+    return kids + [g for k in kids for g in _children(k)]
+
+
+def tasks_in(function):
+    """[(pid, comm)] of the tasks whose kernel stack has function in it:
+    a causal way to tell that a kernel operation is still blocked."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            if function in open(f"/proc/{pid}/stack").read():
+                found.append((int(pid), open(f"/proc/{pid}/comm").read().strip()))
+        except OSError:
+            continue
+    return found
+
+
+def wait_log(server, text, timeout=60, since=0):
+    """Wait until the server's log (from byte since on) shows text."""
+    return wait_for(lambda: text in server.read_log()[since:], timeout=timeout,
+                    what=f"{text!r} in the log of {server.name}")
+
+
+def kmsg(text):
+    """A line in the kernel log (and so on the guest console), to tell
+    which step of a test a kernel problem came in."""
+    with open("/dev/kmsg", "w") as f:
+        f.write(f"n2l-test: {text}\n")
+
+
+def fio_verify_cmd(path, rw, bs, size, iodepth, extra=""):
+    """The fio command line of test_io.fio_verify: write, then verify
+    every block (crc32c), failing at the first bad one."""
+    return (f"fio --name=verify --filename={path} --rw={rw} --bs={bs} --size={size} "
+            f"--direct=1 --ioengine=libaio --iodepth={iodepth} --verify=crc32c "
+            f"--verify_fatal=1 --do_verify=1 --randrepeat=0 --verify_state_save=0 {extra}")

@@ -23,8 +23,25 @@ MALFORMED = [
     ("F D 8", "Invalid number of feature arguments"),
     ("F D 8 x 0 netram-first 0 none 0", "Invalid number of feature arguments"),
     ("F D 8 99999999999 0 netram-first 0 none 0", "Invalid number of feature arguments"),
-    ("F D 8 2 no_discard_passdown no_discard_passdown 0 netram-first 0 none 0",
+    ("F D 8 5 no_discard_passdown replicas:2 psk:a encrypt:a:b x 0 netram-first 0 none 0",
      "Too many feature arguments"),
+    ("F D 8 2 no_discard_passdown no_discard_passdown 0 netram-first 0 none 0",
+     "Duplicate feature"),
+    ("F D 8 2 replicas:2 REPLICAS:3 0 netram-first 0 none 0", "Duplicate feature"),
+    ("F D 8 1 replicas:0 0 netram-first 0 none 0", "Invalid replicas: give 1 to 3"),
+    ("F D 8 1 replicas:4 0 netram-first 0 none 0", "Invalid replicas: give 1 to 3"),
+    ("F D 8 1 replicas:two 0 netram-first 0 none 0", "Invalid replicas: give 1 to 3"),
+    ("F D 8 1 replicas 0 netram-first 0 none 0", "Unrecognised feature requested"),
+    ("F D 8 1 psk: 0 netram-first 0 none 0",
+     "Invalid psk identity: 1 to 63 printable characters"),
+    ("F D 8 1 psk:" + "x" * 64 + " 0 netram-first 0 none 0",
+     "Invalid psk identity: 1 to 63 printable characters"),
+    ("F D 8 1 psk:nobody-has-this-key 0 netram-first 0 none 0",
+     "Key not found: add it as a logon key (keyctl add logon ...)"),
+    ("F D 8 1 encrypt:nocolon 0 netram-first 0 none 0",
+     "Invalid encrypt key description: a logon key, prefix:name"),
+    ("F D 8 1 encrypt:n2l:absent 0 netram-first 0 none 0",
+     "Key not found: add it as a logon key (keyctl add logon ...)"),
     ("F D 8 1", "Fewer feature arguments than announced"),
     ("F D 8 1 bogus 0 netram-first 0 none 0", "Unrecognised feature requested"),
     ("F D 8 0", "Invalid number of servers"),
@@ -128,8 +145,9 @@ def test_ima_status_names_target_media_and_policies(lab):
     lab.device("n2l-ima", table_line(SECTORS, f.path, d.path))
     fmaj, fmin = os.major(os.stat(f.path).st_rdev), os.minor(os.stat(f.path).st_rdev)
     dmaj, dmin = os.major(os.stat(d.path).st_rdev), os.minor(os.stat(d.path).st_rdev)
-    want = (f"target_name=nswap2l,target_version=1.0.0,flash={fmaj}:{fmin},"
+    want = (f"target_name=nswap2l,target_version=2.0.0,flash={fmaj}:{fmin},"
             f"disk={dmaj}:{dmin},slot_sectors=8,discard_passdown=y,servers=0,"
+            f"replicas=1,authenticated=n,encrypted=n,"
             f"placement=netram-first,prefetch=none;")
     assert any(want in rec for rec in ima_table_loads()), want
 

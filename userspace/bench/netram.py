@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""Guest side of make bench-netram: Network RAM against swap over NBD.
+"""Guest side of make bench-netram: comparisons of Network RAM devices,
+each a baseline against a contender over the same netem-shaped links, in
+one boot:
 
-One network namespace behind one netem-shaped veth link holds both
-servers: nswapd (serving a Network-RAM-only nswap2l device) and nbdkit's
-memory plugin (serving /dev/nbd0 through the kernel's nbd client). Both
-devices are preconditioned with one sequential pass, so that reads fetch
-stored pages; then every case runs A, B, A, B, ... in the same boot. The
-ratio is nswap2l's median over NBD's.
+  nbd       swap over NBD (nbd + nbdkit's memory plugin) against a
+            Network-RAM-only nswap2l device, both servers behind one link;
+  replicas  replicas:1 against replicas:2, over the same two nswapd, each
+            behind a link of its own.
+
+Every device is preconditioned with one sequential pass, so that reads
+fetch stored pages; then every case runs A, B, A, B, ... The ratio is the
+contender's median over the baseline's.
 """
 import argparse
 import os
@@ -23,11 +27,26 @@ from nswap2l import table_line  # noqa: E402
 OUT = os.environ.get("N2L_OUT", "/tmp")
 SIZE_MB = 256
 # (fio rw, block size, queue depth, what is compared, target ratio)
-CASES = [
+NBD_CASES = [
     ("randread", "4k", 1, "iops", 1.5),
     ("randread", "4k", 32, "iops", 1.5),
     ("randwrite", "4k", 1, "iops", 1.5),
     ("randwrite", "4k", 32, "iops", 1.5),
+    ("read", "1M", 4, "mib_s", 0.9),
+    ("write", "1M", 4, "mib_s", 0.9),
+]
+# Two copies: reads as fast, writes paying for the second copy.
+REPLICA_CASES = [
+    ("randread", "4k", 32, "iops", 0.95),
+    ("read", "1M", 4, "mib_s", 0.95),
+    ("randwrite", "4k", 32, "iops", 0.6),
+    ("write", "1M", 4, "mib_s", 0.6),
+]
+
+# Authentication and encryption against plain pages: at most 10% off.
+SECURITY_CASES = [
+    ("randread", "4k", 32, "iops", 0.9),
+    ("randwrite", "4k", 32, "iops", 0.9),
     ("read", "1M", 4, "mib_s", 0.9),
     ("write", "1M", 4, "mib_s", 0.9),
 ]
@@ -49,31 +68,120 @@ def ping_rtt_us(addr):
     return float(line[0].split("=")[1].split("/")[1]) * 1000 if line else None
 
 
-def setup(delay_us, rate_mbit):
-    n2llab.load_modules()
-    link = n2llab.Link(1, delay_us=delay_us, rate_mbit=rate_mbit)
+class Comparison:
+    """A baseline device against a contender, case by case."""
+
+    def __init__(self, name, title, baseline, contender, cases, paths, notes):
+        self.name, self.title = name, title
+        self.baseline, self.contender = baseline, contender
+        self.cases, self.paths, self.notes = cases, paths, notes
+
+    def run(self, reps, runtime, runs):
+        for rw, bs, qd, _, _ in self.cases:
+            for rep in range(reps):
+                for target in (self.baseline, self.contender):
+                    iops, mibs = n2lbench.fio(self.paths[target], rw, bs, qd,
+                                              SIZE_MB, runtime=runtime)
+                    runs.append({"comparison": self.name,
+                                 "case": case_name(rw, bs, qd), "target": target,
+                                 "rep": rep, "iops": iops, "mib_s": mibs})
+                    print(f"{self.name:9} {case_name(rw, bs, qd):17} rep {rep} "
+                          f"{target:12} {iops:9.0f} IOPS {mibs:8.1f} MiB/s",
+                          flush=True)
+
+    def summary(self, runs):
+        mine = [r for r in runs if r["comparison"] == self.name]
+        out = []
+        for rw, bs, qd, key, target in self.cases:
+            case = case_name(rw, bs, qd)
+            base = n2lbench.median_of(mine, case, self.baseline, key)
+            cont = n2lbench.median_of(mine, case, self.contender, key)
+            out.append({"comparison": self.name, "case": case, "metric": key,
+                        "baseline": self.baseline, "contender": self.contender,
+                        self.baseline: base, self.contender: cont,
+                        "ratio": cont / base, "target_ratio": target,
+                        "meets_target": cont / base >= target})
+        return out
+
+
+def precondition(dev_or_path, netram_slots=None):
+    path = getattr(dev_or_path, "path", dev_or_path)
+    n2lbench.fio(path, "write", "1M", 4, SIZE_MB, runtime=None)
+    if netram_slots is not None:
+        st = dev_or_path.status()
+        assert st["netram"]["held"] == netram_slots, st
+
+
+def nbd_comparison(link):
     srv = n2llab.nswapd(link, SIZE_MB + 64)
     nbd = n2llab.NbdExport(link, SIZE_MB)
     dev = n2llab.Device("bench-net", table_line(SIZE_MB * 2048, servers=[srv.name]))
     n2llab.wait_for(lambda: dev.servers_up(1), what="nswapd up")
-    targets = {"nswap2l": dev.path, "nbd": nbd.path}
-    for path in targets.values():
-        n2lbench.fio(path, "write", "1M", 4, SIZE_MB, runtime=None)
-    st = dev.status()
-    assert st["netram"]["held"] == SIZE_MB * 256, st
-    return link, targets
+    precondition(dev, SIZE_MB * 256)
+    precondition(nbd)
+    return Comparison(
+        "nbd", "Network RAM (nswap2l + nswapd) against NBD (nbd + nbdkit memory)",
+        "nbd", "nswap2l", NBD_CASES, {"nbd": nbd.path, "nswap2l": dev.path},
+        "Both servers sit behind the same link. NBD: nbd-client -b 4096 (one "
+        f"connection) to nbdkit's memory plugin ({n2llab.sh('nbdkit --version').strip()}); "
+        f"nswap2l: a Network-RAM-only device, one nswapd donating {SIZE_MB + 64} MiB.")
 
 
-def summarise(runs):
-    summary = []
-    for rw, bs, qd, key, target in CASES:
-        case = case_name(rw, bs, qd)
-        nbd = n2lbench.median_of(runs, case, "nbd", key)
-        n2l = n2lbench.median_of(runs, case, "nswap2l", key)
-        summary.append({"case": case, "metric": key, "nbd": nbd, "nswap2l": n2l,
-                        "ratio": n2l / nbd, "target_ratio": target,
-                        "meets_target": n2l / nbd >= target})
-    return summary
+def replica_comparison(delay_us, rate_mbit):
+    links = [n2llab.Link(i, delay_us=delay_us, rate_mbit=rate_mbit) for i in (2, 3)]
+    # Each server takes half of the one-copy device and all of the two-copy one.
+    servers = [n2llab.nswapd(link, SIZE_MB + SIZE_MB // 2 + 64) for link in links]
+    names = [s.name for s in servers]
+    devs = {}
+    for n in (1, 2):
+        devs[f"replicas:{n}"] = n2llab.Device(
+            f"bench-r{n}", table_line(SIZE_MB * 2048, features=[f"replicas:{n}"],
+                                      servers=names))
+    for dev in devs.values():
+        n2llab.wait_for(lambda: dev.servers_up(2), what="nswapd up")
+    precondition(devs["replicas:1"], SIZE_MB * 256)
+    precondition(devs["replicas:2"], SIZE_MB * 256)
+    assert not devs["replicas:2"].status()["underreplicated"]
+    return Comparison(
+        "replicas", "One copy against two (replicas:1, replicas:2)",
+        "replicas:1", "replicas:2", REPLICA_CASES,
+        {k: d.path for k, d in devs.items()},
+        "Two nswapd, each behind a link of its own; both devices use both. "
+        "With two copies a write completes when both servers have it; a read "
+        "goes to one.")
+
+
+def security_comparisons(delay_us, rate_mbit):
+    """plain against psk: (authenticated, every frame tagged) and against
+    encrypt: (every page AES-GCM at the client), each server on a link
+    of its own with the same shape."""
+    import n2lproto
+    links = [n2llab.Link(i, delay_us=delay_us, rate_mbit=rate_mbit) for i in (4, 5, 6)]
+    psk = os.urandom(32)
+    n2llab.add_logon_key("nswap2l:bench", psk)
+    n2llab.add_logon_key("n2l:bench-pages", os.urandom(32))
+    n2lproto.write_psk_file("/tmp/bench.psk", {"bench": psk})
+    mb = SIZE_MB + 64
+    servers = [n2llab.nswapd(links[0], mb), n2llab.nswapd(links[1], mb, "--psk-file", "/tmp/bench.psk"),
+               n2llab.nswapd(links[2], mb)]
+    features = [[], ["psk:bench"], ["encrypt:n2l:bench-pages"]]
+    devs = {}
+    for name, srv, feat in zip(("plain", "psk", "encrypt"), servers, features):
+        devs[name] = n2llab.Device(f"bench-{name}", table_line(SIZE_MB * 2048, features=feat,
+                                                               servers=[srv.name]))
+    for dev in devs.values():
+        n2llab.wait_for(lambda: dev.servers_up(1), what="nswapd up")
+        precondition(dev, SIZE_MB * 256)
+    paths = {k: d.path for k, d in devs.items()}
+    note = ("Three nswapd, each behind a link of its own with the same shape; one "
+            "Network-RAM-only device on each. ")
+    return [Comparison("psk", "Plain against authenticated (psk:, every frame tagged)",
+                       "plain", "psk", SECURITY_CASES, paths,
+                       note + "psk: HMAC-SHA256 handshake, AES-GCM tag on every frame."),
+            Comparison("encrypt", "Plain against encrypted pages (encrypt:, AES-256-GCM)",
+                       "plain", "encrypt", SECURITY_CASES, paths,
+                       note + "encrypt: every page encrypted and authenticated at the "
+                       "client (gcm(aes), AES-NI in the guest).")]
 
 
 def fmt_us(us):
@@ -83,20 +191,23 @@ def fmt_us(us):
 def report(result):
     env = result["environment"]
     link = env["link"]
-    lines = ["# Network RAM (nswap2l + nswapd) against NBD (nbd + nbdkit memory)", "",
+    lines = ["# Network RAM devices compared", "",
              f"{result['date']}, kernel {env['kernel']}, {env['mode']}.", "",
-             f"Link: veth + netem, {link['delay_us_each_way']} us each way, "
+             f"Links: veth + netem, {link['delay_us_each_way']} us each way, "
              f"{link['rate_mbit'] or 'unlimited'} Mbit/s; ping RTT "
-             f"{fmt_us(link['ping_rtt_us'])} (guest time). Both servers sit behind "
-             f"the same link; {SIZE_MB} MiB region, preconditioned. "
-             f"{env['runs']}.", "",
-             "| case | metric | NBD | nswap2l | ratio | target |",
-             "|---|---|---:|---:|---:|---|"]
-    for s in result["summary"]:
-        unit = "IOPS" if s["metric"] == "iops" else "MiB/s"
-        verdict = "met" if s["meets_target"] else "MISSED"
-        lines.append(f"| {s['case']} | {unit} | {s['nbd']:.0f} | {s['nswap2l']:.0f} | "
-                     f"{s['ratio']:.2f} | >= {s['target_ratio']}: {verdict} |")
+             f"{fmt_us(link['ping_rtt_us'])} (guest time). {SIZE_MB} MiB regions, "
+             f"preconditioned. {env['runs']}."]
+    for c in result["comparisons"]:
+        rows = [s for s in result["summary"] if s["comparison"] == c["name"]]
+        lines += ["", f"## {c['title']}", "", c["notes"], "",
+                  f"| case | metric | {c['baseline']} | {c['contender']} | ratio | target |",
+                  "|---|---|---:|---:|---:|---|"]
+        for s in rows:
+            unit = "IOPS" if s["metric"] == "iops" else "MiB/s"
+            verdict = "met" if s["meets_target"] else "MISSED"
+            lines.append(f"| {s['case']} | {unit} | {s[c['baseline']]:.0f} | "
+                         f"{s[c['contender']]:.0f} | {s['ratio']:.2f} | "
+                         f">= {s['target_ratio']}: {verdict} |")
     return lines
 
 
@@ -106,19 +217,20 @@ def main():
     ap.add_argument("--runtime", type=int, default=3, help="guest seconds per run")
     ap.add_argument("--delay-us", type=int, default=50, help="netem delay, each way")
     ap.add_argument("--rate-mbit", type=int, default=1000, help="netem rate, each way")
+    ap.add_argument("--only", help="run only these comparisons (nbd, replicas, security; "
+                    "comma-separated)")
     a = ap.parse_args()
 
-    link, targets = setup(a.delay_us, a.rate_mbit)
+    n2llab.load_modules()
+    link = n2llab.Link(1, delay_us=a.delay_us, rate_mbit=a.rate_mbit)
+    makers = {"nbd": lambda: [nbd_comparison(link)],
+              "replicas": lambda: [replica_comparison(a.delay_us, a.rate_mbit)],
+              "security": lambda: security_comparisons(a.delay_us, a.rate_mbit)}
+    only = a.only.split(",") if a.only else list(makers)
+    comparisons = [c for name, make in makers.items() if name in only for c in make()]
     runs = []
-    for rw, bs, qd, _, _ in CASES:
-        for rep in range(a.reps):
-            for target in ("nbd", "nswap2l"):
-                iops, mibs = n2lbench.fio(targets[target], rw, bs, qd, SIZE_MB,
-                                          runtime=a.runtime)
-                runs.append({"case": case_name(rw, bs, qd), "target": target,
-                             "rep": rep, "iops": iops, "mib_s": mibs})
-                print(f"{case_name(rw, bs, qd):17} rep {rep} {target:8} "
-                      f"{iops:9.0f} IOPS {mibs:8.1f} MiB/s", flush=True)
+    for c in comparisons:
+        c.run(a.reps, a.runtime, runs)
     profile = link.describe()
     profile["ping_rtt_us"] = ping_rtt_us(link.addr)
     result = {
@@ -126,12 +238,12 @@ def main():
         "date": n2lbench.now(),
         "environment": n2lbench.environment(
             link=profile,
-            nbd="nbd-client -b 4096 (one connection) to nbdkit memory plugin "
-                f"({n2llab.sh('nbdkit --version').strip()})",
-            nswap2l=f"Network-RAM-only device, one nswapd donating {SIZE_MB + 64} MiB",
             runs=f"fio libaio direct, {a.runtime} s + 1 s ramp per run, {a.reps} "
-                 "interleaved runs per target and case, median"),
-        "summary": summarise(runs),
+                 "interleaved runs per device and case, median"),
+        "comparisons": [{"name": c.name, "title": c.title, "baseline": c.baseline,
+                         "contender": c.contender, "notes": c.notes}
+                        for c in comparisons],
+        "summary": [s for c in comparisons for s in c.summary(runs)],
         "runs": runs,
     }
     n2lbench.write_results(OUT, "netram", result, report(result))

@@ -190,6 +190,19 @@ class Link:
     def nsexec(self, cmd):
         return sh(f"ip netns exec {self.ns} {cmd}")
 
+    def shape(self, netem):
+        """Both directions get these netem options (loss, duplicate,
+        reorder, delay ...) from now on."""
+        sh(f"tc qdisc replace dev {self.host_if} root netem {netem}")
+        self.nsexec(f"tc qdisc replace dev {self.peer_if} root netem {netem}")
+
+    def down(self):
+        """Cut the link (a partition); up() mends it."""
+        sh(f"ip link set {self.host_if} down")
+
+    def up(self):
+        sh(f"ip link set {self.host_if} up")
+
     def describe(self):
         return {"delay_us_each_way": self.delay_us, "rate_mbit": self.rate_mbit,
                 "kind": "veth + netem, both directions"}
@@ -204,13 +217,22 @@ class Process:
     link is given, logging to LOGDIR."""
 
     def __init__(self, link, argv, port, logname, addr=None):
-        self.link, self.port = link, port
+        self.link, self.port, self.argv = link, port, argv
         self.name = f"{addr or link.addr}:{port}"
         self.log = os.path.join(LOGDIR, logname)
         os.makedirs(LOGDIR, exist_ok=True)
+        self._start()
+
+    def restart(self):
+        """Start the same server again (a new process: a new epoch)."""
+        self.stop(9, timeout=10)
+        self._start()
+
+    def _start(self):
         logf = open(self.log, "a")
-        netns = ["ip", "netns", "exec", link.ns] if link else []
-        self.proc = subprocess.Popen([*netns, *argv], stdout=logf, stderr=logf)
+        netns = ["ip", "netns", "exec", self.link.ns] if self.link else []
+        self.proc = subprocess.Popen([*netns, *self.argv], stdout=logf, stderr=logf)
+        port = self.port
         deadline = time.time() + 60
         while time.time() < deadline:
             if self.proc.poll() is not None:
@@ -246,10 +268,29 @@ def nswapd(link, mb, *extra, port=7070, addr=None):
     """An nswapd donating exactly mb MiB (min = max, nothing reserved), on
     a link of its own, or on addr in this namespace."""
     addr = addr or link.addr
+    secure = any(a.startswith("--psk-file") for a in extra)
     return Process(link, [NSWAPD, "--listen", f"{addr}:{port}",
                           "--min-mb", str(mb), "--max-mb", str(mb),
-                          "--reserve-mb", "0", "--interval-ms", "200", *extra],
+                          "--reserve-mb", "0", "--interval-ms", "200",
+                          *([] if secure else ["--insecure"]), *extra],
                    port, f"nswapd-{addr}-{port}.log", addr=addr)
+
+
+SYS_ADD_KEY = 248                       # x86_64
+KEY_SPEC_USER_KEYRING = -4
+
+
+def add_logon_key(desc, payload):
+    """A logon key in the user keyring, as `keyctl padd logon desc @u`
+    would add it (add_key(2), so no keyutils needed); its serial."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    r = libc.syscall(SYS_ADD_KEY, b"logon", desc.encode(), payload,
+                     ctypes.c_size_t(len(payload)), KEY_SPEC_USER_KEYRING)
+    if r < 0:
+        raise OSError(ctypes.get_errno(), f"add_key logon {desc}")
+    return r
 
 
 # The QEMU link between two guests (userspace/vm/n2l-vm --link): the

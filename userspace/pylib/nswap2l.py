@@ -5,7 +5,8 @@ MEDIA = ("netram", "flash", "disk")
 SLOT_BYTES = 4096
 COUNTERS = ("nospc", "discarded", "zero_reads", "dropped")
 NETRAM_COUNTERS = ("lost", "failed_reads", "slow_writes", "slow_reads",
-                   "moved_pages", "returned_pages")
+                   "moved_pages", "returned_pages", "replicas", "underreplicated",
+                   "rereplicated", "auth_failures")
 
 
 def table_line(sectors, flash="-", disk="-", features=(), servers=(),

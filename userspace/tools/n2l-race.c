@@ -3,7 +3,9 @@
  * n2l-race: writers, readers and discards racing over the same slots of
  * a block device, then an exact check of what every slot holds.
  *
- *   n2l-race <dev> <slots> <seconds> <writers> <readers> owned|shared
+ *   n2l-race <dev> <slots> <seconds> <writers> <readers> owned|shared [eio-ok]
+ *
+ * It runs for <seconds>, or until SIGUSR1, then checks every slot.
  *
  * Every 4 KiB block written carries (magic, slot, writer, sequence) and a
  * payload derived from them, so any block read can be judged alone.
@@ -17,6 +19,13 @@
  * shared: every writer writes anywhere, so writes to one slot overlap.
  *         At the end every slot must hold a whole block of that slot.
  *
+ * eio-ok: a read that fails with EIO (a slot whose every copy is lost, or
+ *         out of reach for now) is not an error: readers and the final
+ *         check read such a run again slot by slot, print "EIO run <slot>"
+ *         or "EIO end <slot>" for every slot that fails, and go on; the
+ *         summary line then ends with "eio_run <n> eio_end <n>". Wrong data
+ *         is never acceptable.
+ *
  * Exit 0 when all is well, 1 on a wrong block (the first ones are
  * printed), 2 on an I/O error or bad usage.
  */
@@ -26,6 +35,7 @@
 #include <inttypes.h>
 #include <linux/fs.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,8 +59,9 @@ static unsigned int nr_writers;
 static int owned;
 static atomic_int stop;
 static atomic_uint_fast64_t *last_seq;	/* owned mode: per slot, 0 = zeroes */
-static atomic_ulong writes, reads, discards, wrong;
+static atomic_ulong writes, reads, discards, wrong, eio_run, eio_end;
 static atomic_int io_error;
+static int eio_ok;
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -117,6 +128,12 @@ static void *aligned(size_t n)
 		exit(2);
 	}
 	return p;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	atomic_store(&stop, 1);
 }
 
 /*----------------------------------------------------------------*/
@@ -187,8 +204,25 @@ static void *reader(void *arg)
 			n = nr_slots - first;
 		if (pread(fd, buf, n * BLOCK, (off_t)(first * BLOCK)) !=
 		    (ssize_t)(n * BLOCK)) {
-			fail_io("read", first);
-			break;
+			if (!eio_ok || errno != EIO) {
+				fail_io("read", first);
+				break;
+			}
+			/* Which slots: each alone; a lost one reads as zeroes here. */
+			for (i = 0; i < n; i++) {
+				if (pread(fd, buf + i * (BLOCK / 8), BLOCK,
+					  (off_t)((first + i) * BLOCK)) == BLOCK)
+					continue;
+				if (errno != EIO) {
+					fail_io("read", first + i);
+					break;
+				}
+				printf("EIO run %" PRIu64 "\n", first + i);
+				atomic_fetch_add(&eio_run, 1);
+				memset(buf + i * (BLOCK / 8), 0, BLOCK);
+			}
+			if (atomic_load(&io_error))
+				break;
 		}
 		for (i = 0; i < n; i++) {
 			const uint64_t *w = buf + i * (BLOCK / 8);
@@ -216,6 +250,11 @@ static void final_check(void)
 
 	for (slot = 0; slot < nr_slots; slot++) {
 		if (pread(fd, w, BLOCK, (off_t)(slot * BLOCK)) != BLOCK) {
+			if (eio_ok && errno == EIO) {
+				printf("EIO end %" PRIu64 "\n", slot);
+				atomic_fetch_add(&eio_end, 1);
+				continue;
+			}
 			fail_io("final read", slot);
 			break;
 		}
@@ -240,10 +279,13 @@ int main(int argc, char **argv)
 	unsigned int nr_readers, seconds, i;
 	pthread_t *t;
 
-	if (argc != 7 || (strcmp(argv[6], "owned") && strcmp(argv[6], "shared"))) {
-		fprintf(stderr, "usage: n2l-race <dev> <slots> <seconds> <writers> <readers> owned|shared\n");
+	if ((argc != 7 && argc != 8) ||
+	    (strcmp(argv[6], "owned") && strcmp(argv[6], "shared")) ||
+	    (argc == 8 && strcmp(argv[7], "eio-ok"))) {
+		fprintf(stderr, "usage: n2l-race <dev> <slots> <seconds> <writers> <readers> owned|shared [eio-ok]\n");
 		return 2;
 	}
+	eio_ok = argc == 8;
 	nr_slots = strtoull(argv[2], NULL, 0);
 	seconds = (unsigned int)atoi(argv[3]);
 	nr_writers = (unsigned int)atoi(argv[4]);
@@ -265,6 +307,7 @@ int main(int argc, char **argv)
 	if (!last_seq || !t)
 		return 2;
 
+	signal(SIGUSR1, on_usr1);
 	for (i = 0; i < nr_writers; i++)
 		pthread_create(&t[i], NULL, writer, (void *)(uintptr_t)i);
 	for (i = 0; i < nr_readers; i++)
@@ -277,9 +320,13 @@ int main(int argc, char **argv)
 	if (!atomic_load(&io_error))
 		final_check();
 
-	printf("writes %lu reads %lu discards %lu wrong %lu\n",
+	printf("writes %lu reads %lu discards %lu wrong %lu",
 	       atomic_load(&writes), atomic_load(&reads),
 	       atomic_load(&discards), atomic_load(&wrong));
+	if (eio_ok)
+		printf(" eio_run %lu eio_end %lu", atomic_load(&eio_run),
+		       atomic_load(&eio_end));
+	printf("\n");
 	free(t);
 	free(last_seq);
 	close(fd);

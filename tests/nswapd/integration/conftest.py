@@ -4,6 +4,7 @@
 NSWAPD names the binary (default build/nswapd-asan, the sanitizer build, so
 that a memory error fails the test that caused it). Every server listens on
 port 0 and the test reads the real port from its "listening on" log line.
+Servers run --insecure unless the test gives --psk-file (see psk_file()).
 """
 import os
 import re
@@ -57,7 +58,11 @@ class Server:
                "--interval-ms", "50", "--log-level", "debug"]
         if self.config:
             cmd += ["--config", self.config]
-        cmd += [str(a) for a in args]
+        args = [str(a) for a in args]
+        if "--psk-file" not in args and "--insecure" not in args and \
+                not (config and "psk_file" in config):
+            args.append("--insecure")
+        cmd += args
         env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0",
                    UBSAN_OPTIONS="print_stacktrace=1")
         self.logf = open(self.logpath, "w")
@@ -95,12 +100,16 @@ class Server:
         return wait_for(lambda: re.search(pattern, self.log()), timeout,
                         f"log line /{pattern}/ from {self.name}")
 
-    def client(self, client_id=1, **kw):
-        return p.Client.connect(self.addr, client_id, **kw)
+    def client(self, device=1, **kw):
+        return p.Client.connect(self.addr, device, **kw)
 
-    def status(self, client_id):
-        with self.client(client_id) as c:
+    def status(self, device, **kw):
+        with self.client(device, **kw) as c:
             return c.status()
+
+    def rss_kb(self):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            return int(re.search(r"VmRSS:\s+(\d+) kB", f.read()).group(1))
 
     def signal(self, sig):
         self.proc.send_signal(sig)
@@ -125,6 +134,25 @@ class Server:
                     self.proc.kill()
                     self.proc.wait()
         self.logf.close()
+
+
+def key_of(name):
+    """A test key for an identity (32 bytes)."""
+    return (name.encode() * 32)[:32]
+
+
+def psk_file(tmp_path, names, peers=(), name="psk"):
+    """A psk file (mode 600) with key_of() keys for names; peers are
+    marked "peer". Returns its path."""
+    path = os.path.join(str(tmp_path), name)
+    table = {n: (key_of(n), n in peers) for n in list(names) + [x for x in peers if x not in names]}
+    p.write_psk_file(path, table)
+    return path
+
+
+def auth(name):
+    """Client.connect() keywords to authenticate as name."""
+    return dict(identity=name, psk=key_of(name))
 
 
 @pytest.fixture

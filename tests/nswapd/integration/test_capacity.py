@@ -3,7 +3,7 @@
 MOVED to a peer, RETURN to the client, draining on SIGTERM."""
 import signal
 
-from conftest import p, page, wait_for
+from conftest import auth, p, page, psk_file, wait_for
 
 MB = 256    # pages
 
@@ -63,8 +63,10 @@ def test_shrink_by_sighup_moves_pages_to_peer(servers):
     a.wait_log(r"512 pages|256 pages moved to peer")
 
 
-def test_moved_page_rewritten_meanwhile_is_kept(servers):
-    """A page written again after MOVED went out is not dropped by its OK."""
+def test_moved_pages_served_until_ok_and_new_versions_wait(servers):
+    """Pages being moved are still served until the client's OK; while the
+    server is over capacity a new version finds no room (FULL), and an
+    INVAL of a moved page meanwhile leaves nothing for the OK to drop."""
     peer = servers(name="peer")
     a = servers(config=f"max_mb = 2\npeer = {peer.addr}\n", name="a")
     with a.client(0xc2) as c:
@@ -74,17 +76,15 @@ def test_moved_page_rewritten_meanwhile_is_kept(servers):
         req = c.next_server_request(20)
         assert req.hdr.opcode == p.OP_MOVED
         kvs, _ = p.parse_moved(req.hdr, req.payload)
-        k0 = kvs[0][0]
-        assert c.put(k0, 2, [page("rewritten")]) == p.ST_OK
+        k0, v0 = kvs[0]
+        assert c.get(k0, 1, v0) == [page("o", k0)]
+        assert c.put(k0, 2, [page("rewritten")]) == p.ST_FULL
+        c.inval([(k0, v0)])
         c.answer(req)
         rest = answer_all(c, MB - req.hdr.count, p.OP_MOVED) if req.hdr.count < MB else []
         assert len(rest) + req.hdr.count == MB
-        # k0 stayed, one page over capacity: one more (the oldest) goes
-        extra = answer_all(c, 1, p.OP_MOVED)
-        assert extra[0][0] != k0
         wait_for(lambda: c.status().held == MB, what="held to settle")
-        assert c.get(k0, 1, 2) == [page("rewritten")]
-        assert c.get(k0, 1, 1) is None
+        assert c.get(k0, 1, v0) is None
 
 
 def test_no_peer_returns_pages(servers):
@@ -100,9 +100,9 @@ def test_no_peer_returns_pages(servers):
         a.wait_log("keeping them, retrying later")
         assert c.status().held + 0 >= 2 * MB
         returned = answer_all(c, 2 * MB, p.OP_RETURN)
-        for k, v, data in returned:
-            assert v == 1 and data == page("r", k)
-        assert sorted(k for k, _, _ in returned) == list(range(2 * MB))
+        for k, v, data, seal in returned:
+            assert v == 1 and data == page("r", k) and seal == p.seal_of(k, v, data)
+        assert sorted(r[0] for r in returned) == list(range(2 * MB))
         wait_for(lambda: c.status().held == MB, what="pages to be handed back")
         assert c.get(0, 1, 1) is None
         assert c.get(2 * MB, MB, 1) == [page("r", 2 * MB + i) for i in range(MB)]
@@ -240,3 +240,68 @@ def test_bad_reload_keeps_old_config(servers):
         a.wait_log("reload failed")
         assert c.status().capacity == 2 * MB
         assert a.alive()
+
+
+def test_moved_refused_then_returned(servers):
+    """A client that answers MOVED with FULL (it does not trust the peer)
+    gets its pages back by RETURN instead, so the server still shrinks."""
+    peer = servers(name="peer")
+    a = servers(config=f"max_mb = 2\npeer = {peer.addr}\n", name="a")
+    with a.client(0xd5) as c:
+        fill(c, 2 * MB, "n")
+        a.write_config(f"max_mb = 1\npeer = {peer.addr}\n")
+        a.signal(signal.SIGHUP)
+        first = c.next_server_request(20)
+        assert first.hdr.opcode == p.OP_MOVED
+        c.answer(first, p.ST_FULL)
+        a.wait_log("refused: handing pages back instead")
+        returned = 0
+        while returned < MB:
+            req = c.next_server_request(20)
+            assert req is not None and req.hdr.opcode == p.OP_RETURN
+            for k, v, data, seal in p.parse_return(req.hdr, req.payload):
+                assert data == page("n", k) and seal == p.seal_of(k, v, data)
+            returned += req.hdr.count
+            c.answer(req)
+        wait_for(lambda: c.status().held == MB, what="held to drop")
+
+
+def test_shrink_moves_to_authenticated_peer(servers, tmp_path):
+    """Both servers with keys: a authenticates to the peer as identity
+    "srv-a" (marked peer there), the pages land in the client's area on
+    the peer, and the client reads them there with its own identity."""
+    keys = psk_file(tmp_path, ["alice", "srv-a"], peers=["srv-a"])
+    peer = servers("--psk-file", keys, name="peer")
+    a = servers("--psk-file", keys, "--identity", "srv-a",
+                config=f"max_mb = 2\nreserve_mb = 0\npeer = {peer.addr}\n", name="a")
+    with a.client(0xa1, **auth("alice")) as c:
+        fill(c, 2 * MB, "s")
+        a.write_config(f"max_mb = 1\nreserve_mb = 0\npeer = {peer.addr}\n")
+        a.signal(signal.SIGHUP)
+        moved = answer_all(c, MB, p.OP_MOVED)
+        assert {addr for _, _, addr in moved} == {peer.addr}
+        wait_for(lambda: c.status().held == MB, what="held to drop")
+    peer.wait_log(r"peer server ready \(authenticated\)")
+    with peer.client(0xa1, **auth("alice")) as pc:
+        assert pc.info.held == MB
+        assert pc.get(0, p.MAX_PAGES, 1) == [page("s", i) for i in range(p.MAX_PAGES)]
+        assert pc.retain([(k, 1) for k in range(MB)]) == []     # claimed now
+    with peer.client(0xa1, **auth("srv-a")) as other:
+        assert other.info.held == 0          # another identity's area
+
+
+def test_peer_without_our_key_is_not_used(servers, tmp_path):
+    """A peer that does not know our identity refuses us: pages come back
+    by RETURN."""
+    keys_a = psk_file(tmp_path, ["alice", "srv-a"], name="a.psk")
+    keys_peer = psk_file(tmp_path, ["alice"], name="peer.psk")
+    peer = servers("--psk-file", keys_peer, name="peer")
+    a = servers("--psk-file", keys_a, "--identity", "srv-a",
+                config=f"max_mb = 2\nreserve_mb = 0\npeer = {peer.addr}\n", name="a")
+    with a.client(0xa2, **auth("alice")) as c:
+        fill(c, 2 * MB, "t")
+        a.write_config(f"max_mb = 1\nreserve_mb = 0\npeer = {peer.addr}\n")
+        a.signal(signal.SIGHUP)
+        returned = answer_all(c, MB, p.OP_RETURN, timeout=30)
+        assert len(returned) == MB
+    peer.wait_log("HELLO from an unknown identity")

@@ -1,21 +1,32 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Options, config files, tokens, and the capacity formula. */
+/* Options, config files, psk files, and the capacity formula. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "server.h"
 #include "unit.h"
 
+static char last_err[512];
+
+/* Without --psk-file, --insecure is added (nswapd refuses to start else). */
 static int load(struct config *cfg, char **argv)
 {
-	char err[512];
+	char *args[32];
 	int argc = 0;
+	bool psk = false;
 
-	while (argv[argc])
+	while (argv[argc] && argc < 30) {
+		psk |= !strcmp(argv[argc], "--psk-file");
+		args[argc] = argv[argc];
 		argc++;
-	return config_load(cfg, argc, argv, err, sizeof(err));
+	}
+	if (!psk)
+		args[argc++] = "--insecure";
+	args[argc] = NULL;
+	return config_load(cfg, argc, args, last_err, sizeof(last_err));
 }
 
 static char *tmpfile_with(const char *text, size_t len)
@@ -45,7 +56,11 @@ TEST(config_defaults_and_command_line)
 	CHECK_EQ(cfg.interval_ms, 1000);
 	CHECK_EQ(cfg.client_timeout_s, 3600);
 	CHECK_EQ(cfg.drain_timeout_s, 60);
-	CHECK(!cfg.have_token && !cfg.require_mlock && !cfg.prealloc);
+	CHECK(cfg.insecure && !cfg.require_mlock && !cfg.prealloc);
+	CHECK_EQ(cfg.max_conns, 512);
+	CHECK_EQ(cfg.max_conns_per_addr, 32);
+	CHECK_EQ(cfg.auth_timeout_ms, 5000);
+	CHECK_EQ(cfg.client_quota_mb, 0);
 	CHECK_EQ(load(&cfg, b), CONFIG_OK);
 	CHECK_EQ(cfg.max_mb, 64);
 	CHECK_EQ(cfg.min_mb, 8);
@@ -106,32 +121,100 @@ TEST(config_file_errors)
 	}
 }
 
-TEST(config_token_raw_and_hex)
+TEST(config_auth_options)
 {
-	uint8_t tok[N2L_TOKEN_LEN], raw[N2L_TOKEN_LEN];
-	char hex[80], err[256], path[64];
+	struct config cfg;
+	char *none[] = { "nswapd", NULL };
+	char *token[] = { "nswapd", "--auth-token-file", "/x", NULL };
+	char *both[] = { "nswapd", "--psk-file", "/x", "--insecure", NULL };
+	char *ident[] = { "nswapd", "--identity", "me", NULL };
+	char *id_long[] = { "nswapd", "--psk-file", "/x", "--identity",
+			    "0123456789012345678901234567890123456789012345678901234567890123X", NULL };
+	char *peers[] = { "nswapd", "--psk-file", "/x", "--peer", "1.2.3.4:5", NULL };
+	char *ok[] = { "nswapd", "--psk-file", "/x", "--identity", "me", "--peer", "1.2.3.4:5",
+		       "--max-conns", "9", "--max-conns-per-addr", "3", "--auth-timeout-ms", "250",
+		       "--client-quota-mb", "7", NULL };
 
-	for (int i = 0; i < N2L_TOKEN_LEN; i++)
-		raw[i] = (uint8_t)(i * 37 + 1);
-	snprintf(path, sizeof(path), "%s", tmpfile_with((char *)raw, sizeof(raw)));
-	CHECK_EQ(config_read_token(path, tok, err, sizeof(err)), 0);
-	CHECK(!memcmp(tok, raw, sizeof(raw)));
+	CHECK_EQ(config_load(&cfg, 1, none, last_err, sizeof(last_err)), CONFIG_ERROR);
+	CHECK(strstr(last_err, "--insecure"));
+	CHECK_EQ(load(&cfg, token), CONFIG_ERROR);
+	CHECK(strstr(last_err, "replaced by psk_file"));
+	CHECK_EQ(load(&cfg, both), CONFIG_ERROR);
+	CHECK_EQ(load(&cfg, ident), CONFIG_ERROR);
+	CHECK_EQ(load(&cfg, id_long), CONFIG_ERROR);
+	CHECK_EQ(load(&cfg, peers), CONFIG_ERROR);
+	CHECK(strstr(last_err, "--identity"));
+	CHECK_EQ(load(&cfg, ok), CONFIG_OK);
+	CHECK(!strcmp(cfg.identity, "me") && !strcmp(cfg.psk_file, "/x") && !cfg.insecure);
+	CHECK_EQ(cfg.max_conns, 9);
+	CHECK_EQ(cfg.max_conns_per_addr, 3);
+	CHECK_EQ(cfg.auth_timeout_ms, 250);
+	CHECK_EQ(cfg.client_quota_mb, 7);
+}
+
+static int psk_text(struct psk_table *t, const char *text, int mode, char *err, size_t errlen)
+{
+	char path[64];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s", tmpfile_with(text, strlen(text)));
+	chmod(path, (mode_t)mode);
+	rc = psk_load(t, path, err, errlen);
 	unlink(path);
-	for (int i = 0; i < N2L_TOKEN_LEN; i++)
-		sprintf(hex + 2 * i, "%02X", raw[i]);
-	strcat(hex, "\n");
-	snprintf(path, sizeof(path), "%s", tmpfile_with(hex, strlen(hex)));
-	memset(tok, 0, sizeof(tok));
-	CHECK_EQ(config_read_token(path, tok, err, sizeof(err)), 0);
-	CHECK(!memcmp(tok, raw, sizeof(raw)));
-	unlink(path);
-	snprintf(path, sizeof(path), "%s", tmpfile_with("short", 5));
-	CHECK_EQ(config_read_token(path, tok, err, sizeof(err)), -1);
-	unlink(path);
-	hex[10] = 'g';
-	snprintf(path, sizeof(path), "%s", tmpfile_with(hex, strlen(hex)));
-	CHECK_EQ(config_read_token(path, tok, err, sizeof(err)), -1);
-	unlink(path);
+	return rc;
+}
+
+TEST(psk_file_good)
+{
+	const char *text = "# keys\n\n  alice 000102030405060708090a0b0c0d0e0f101112131415161718191A1B1C1D1E1F\n"
+			   "srv-b\tffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff  peer # b\n";
+	struct psk_table t;
+	char err[256], id[N2L_ID_LEN] = "alice";
+	const struct psk_entry *e;
+
+	CHECK_EQ(psk_text(&t, "# only a comment", 0600, err, sizeof(err)), -1);
+	CHECK(strstr(err, "no identities"));
+	/* "# b" after peer is a fourth word: refused */
+	CHECK_EQ(psk_text(&t, text, 0600, err, sizeof(err)), -1);
+	CHECK(strstr(err, ":4: "));
+	text = "# keys\n\n  alice 000102030405060708090a0b0c0d0e0f101112131415161718191A1B1C1D1E1F\n"
+	       "srv-b\tffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff  peer\n";
+	CHECK_EQ(psk_text(&t, text, 0600, err, sizeof(err)), 0);
+	CHECK_EQ(t.n, 2);
+	e = psk_find(&t, id);
+	CHECK(e && !e->peer && e->key[0] == 0 && e->key[31] == 0x1f);
+	memset(id, 0, sizeof(id));
+	memcpy(id, "srv-b", 5);
+	e = psk_find(&t, id);
+	CHECK(e && e->peer && e->key[5] == 0xff);
+	id[5] = 'x';
+	CHECK(!psk_find(&t, id));
+	psk_free(&t);
+	CHECK_EQ(psk_text(&t, text, 0640, err, sizeof(err)), -1);
+	CHECK(strstr(err, "chmod 600"));
+	CHECK_EQ(psk_text(&t, text, 0604, err, sizeof(err)), -1);
+	CHECK_EQ(psk_load(&t, "/nonexistent/psk", err, sizeof(err)), -1);
+}
+
+TEST(psk_file_errors_name_the_line)
+{
+	static const char *const bad[][2] = {
+		{ "alice\n", ":1: expected" },
+		{ "\n# x\nalice 0011\n", ":3: the key is not 64 hex digits" },
+		{ "alice 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1g\n", ":1: the key" },
+		{ "alice 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f client\n", ":1: third word" },
+		{ "a 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\n"
+		  "a 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\n", ":2: identity listed twice" },
+	};
+	struct psk_table t;
+	char err[256];
+
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK_EQ(psk_text(&t, bad[i][0], 0600, err, sizeof(err)), -1);
+		CHECK(strstr(err, bad[i][1]));
+		CHECK(!strstr(err, "0102030405"));	/* never the key */
+		CHECK_EQ(t.n, 0);
+	}
 }
 
 TEST(capacity_formula)

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Authentication, kept apart from the data path: the handshake that opens
+ * a connection, and the session that tags every frame afterwards (see
+ * "Authentication" in n2l-proto.h). The data path only asks a session to
+ * tag what it sends and to check what it receives.
+ */
+#ifndef N2L_AUTH_H
+#define N2L_AUTH_H
+
+#include <linux/scatterlist.h>
+
+#include "nnet.h"
+
+/*
+ * A frame's header and payload, as the pieces it is sent from or received
+ * into: bytes before the pages, the pages, bytes after them.
+ */
+struct n2l_frame {
+	struct n2l_hdr *hdr;
+	const void *pre;
+	u32 pre_len;
+	struct bio *bio;		/* pages, or NULL */
+	const void *post;
+	u32 post_len;
+};
+
+/* The most bytes of a frame outside its pages (RETAIN's entries). */
+#define N2L_FRAME_LINEAR	(N2L_RETAIN_BATCH * sizeof(struct n2l_kv))
+
+/* Sends @f, followed by its tag when @srv's session tags frames. */
+int n2l_frame_send(struct n2l_nsrv *srv, struct socket *sock,
+		   const struct n2l_frame *f);
+/* Reads the tag of @f (already received) and checks it; 0 if untagged. */
+int n2l_frame_check_tag(struct n2l_nsrv *srv, struct socket *sock,
+			const struct n2l_frame *f);
+int n2l_send_frame(struct n2l_nsrv *srv, struct socket *sock,
+		   struct n2l_net_req *req);
+
+/* Connect-time: HELLO (and AUTH), filling @info; the session starts. */
+int n2l_handshake(struct n2l_nsrv *srv, struct socket *sock,
+		  struct n2l_info_host *info);
+void n2l_session_end(struct n2l_nsrv *srv);
+
+/* A server's crypto, made when it is added (secure devices only). */
+int n2l_session_init(struct n2l_nsrv *srv);
+void n2l_session_exit(struct n2l_nsrv *srv);
+
+#endif /* N2L_AUTH_H */

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The Network RAM client, as the target sees it: page servers by index,
+ * requests that store, fetch and invalidate runs of pages, and the events
+ * of server membership and loss. The target knows slots and media; this
+ * side knows sockets, the protocol (n2l-proto.h), sessions and seals.
+ *
+ * Glossary
+ *   server   one page server of the device, by index (0..N2L_NET_SERVERS-1),
+ *            with at most one connection at a time
+ *   request  one frame to a server and its reply (struct n2l_net_req); the
+ *            caller owns its memory (a bio's per-bio data, or its stack)
+ *   seal     16 bytes that travel and are stored with every page and prove
+ *            that it is the page written for that slot and version
+ *   epoch    what a server announces at every connect; a new one means it
+ *            restarted and holds nothing
+ *   usable   connected, reconciled, not draining: it may take writes
+ *
+ * A server's life: connecting -> reconciling (reads are served, writes
+ * are not) -> up -> down (connection lost: reads wait for it) -> away
+ * (down for longer than dead_after_ms: reads that need it fail) -> ...
+ * Draining (remove_server) is set by the target; a server leaves the
+ * table only when the target removes it.
+ */
+#ifndef N2L_NETRAM_H
+#define N2L_NETRAM_H
+
+#include <linux/bio.h>
+#include <linux/list.h>
+#include <linux/socket.h>
+#include <linux/types.h>
+
+#include "n2l-proto.h"
+#include "parse.h"
+
+#define N2L_NET_SERVERS		64	/* indices of one device's servers */
+#define N2L_MAX_REPLICAS	3
+
+/* How a request can end besides a server's status (enum n2l_status, >= 0). */
+#define N2L_NET_CONN_LOST	(-ECONNRESET)	/* the connection broke first */
+#define N2L_NET_AWAY		(-EHOSTDOWN)	/* the server is away or leaving */
+#define N2L_NET_BADSEAL		(-EBADMSG)	/* a page failed its seal check */
+#define N2L_NET_NOMEM		(-ENOMEM)
+
+enum n2l_srv_state {
+	N2L_SRV_CONNECTING,	/* never connected yet */
+	N2L_SRV_RECONCILING,	/* connected; making it hold what it should */
+	N2L_SRV_UP,
+	N2L_SRV_DOWN,		/* connection lost: reconnecting */
+	N2L_SRV_AWAY,		/* down for longer than dead_after_ms */
+	N2L_SRV_STOPPED,	/* being removed */
+};
+
+struct n2l_nsrv;
+
+/*
+ * One request. Fill it with n2l_net_put()/n2l_net_get() (or by hand for
+ * the sync helpers) and submit it; done() is called exactly once, from any
+ * context but hard irq, never under a lock of the caller.
+ */
+struct n2l_net_req {
+	struct list_head node;
+	struct n2l_nsrv *srv;
+	u64 id;
+	u64 seq;			/* position in the server's FIFO */
+	unsigned long queued_at;	/* jiffies */
+	unsigned long sent_at;
+	u8 op;
+	u8 state;			/* internal: enum n2l_req_state */
+	u8 busy;			/* internal: sender, receiver at work */
+	u16 flags;			/* N2L_F_REPLY: our answer to the server */
+	u32 count;
+	u64 key;
+	u64 vers;
+	struct bio *bio;		/* PUT: pages to send; GET: destination */
+	const void *seals;		/* PUT: count seals */
+	void *buf;			/* other request payloads */
+	u32 buf_len;
+	void *reply_buf;		/* where an OK reply's payload goes */
+	u32 reply_len;
+	u32 conn_gen;			/* answers: the connection that asked */
+	int status;
+	void (*done)(struct n2l_net_req *req);
+	void *private;
+};
+
+/* What a write sends to each server of its group. */
+struct n2l_sealed {
+	struct bio *wire;		/* the pages as they go on the wire */
+	void *seals;			/* count * N2L_SEAL_LEN bytes */
+	bool bounced;			/* wire is ours (encrypted copies) */
+};
+
+/* A server as the target sees it (n2l_net_server_info()). */
+struct n2l_net_info {
+	enum n2l_srv_state state;
+	bool draining;
+	u64 free;			/* pages it can still take, estimated */
+	u64 capacity;			/* pages it donates, as it said */
+	u64 server_held;		/* pages it holds for us, as it said */
+	u32 inflight;			/* requests queued or in flight */
+	u32 latency_us;			/* mean time to a reply */
+	bool slow;			/* demoted: see n2l_srv_slow() */
+};
+
+/*
+ * Events, called from the client's event work (process context, memalloc
+ * noio scope), never with a client lock held. A server's events never run
+ * concurrently with each other.
+ */
+struct n2l_net_ops {
+	/* Connected: @restarted means every copy it had is gone. */
+	void (*connected)(void *owner, unsigned int idx, bool restarted);
+	/*
+	 * Reconciliation: up to @max copies the slot map expects on @idx,
+	 * from *@cursor on (advanced); 0 when there are no more, -errno to
+	 * stop reconciling (it is tried again at the next connect).
+	 */
+	int (*list_copies)(void *owner, unsigned int idx, u64 *cursor,
+			   struct n2l_copy *copies, u32 max);
+	/* Copies the server does not have after all. */
+	void (*missing)(void *owner, unsigned int idx,
+			const struct n2l_copy *copies, u32 n);
+	/* @idx may take writes now (reconciled, or no longer draining). */
+	void (*usable)(void *owner, unsigned int idx);
+	/* @idx has been down for dead_after_ms. */
+	void (*away)(void *owner, unsigned int idx);
+	/*
+	 * The server moved these pages to server @to (MOVED), or hands them
+	 * back (RETURN: @pages, decrypted, with @bad marking pages that
+	 * failed their seal check). Return N2L_ST_OK when the server may drop
+	 * them, N2L_ST_FULL to make it keep them and ask again later.
+	 */
+	int (*moved)(void *owner, unsigned int from, unsigned int to,
+		     const struct n2l_copy *copies, u32 n);
+	int (*returned)(void *owner, unsigned int from,
+			const struct n2l_copy *copies, u32 n, struct bio *pages,
+			const unsigned long *bad);
+};
+
+struct n2l_net_config {
+	const char *devname;		/* for messages and thread names */
+	u64 nr_keys;			/* slots of the device */
+	const struct n2l_net_ops *ops;
+	void *owner;
+	const char *identity;		/* authenticate as this; NULL: do not */
+	const u8 *psk;			/* its N2L_PSK_LEN-byte key */
+	const u8 *page_key;		/* encrypt pages; NULL: CRC32C seals */
+};
+
+#define N2L_PAGE_KEY_LEN	32
+
+struct n2l_net;
+
+struct n2l_net *n2l_net_create(const struct n2l_net_config *cfg);
+/* The device is going: reads and writes stop waiting for absent servers. */
+void n2l_net_stop_waiting(struct n2l_net *net);
+/* Drops the device's pages on every reachable server and stops. */
+void n2l_net_destroy(struct n2l_net *net);
+
+/* Servers: by canonical address; an index until removed. */
+int n2l_net_server_add(struct n2l_net *net, const char *addr, char **error);
+int n2l_net_server_find(struct n2l_net *net, const char *addr);
+void n2l_net_server_set_draining(struct n2l_net *net, unsigned int idx,
+				 bool draining);
+/* Drops its pages if it can be reached, disconnects, frees the index. */
+void n2l_net_server_remove(struct n2l_net *net, unsigned int idx);
+bool n2l_net_server_info(struct n2l_net *net, unsigned int idx,
+			 struct n2l_net_info *info);
+int n2l_net_server_name(struct n2l_net *net, unsigned int idx, char *buf,
+			size_t len);
+bool n2l_net_usable(struct n2l_net *net, unsigned int idx);
+/* Reachable for reads: up or reconciling. */
+bool n2l_net_readable(struct n2l_net *net, unsigned int idx);
+u64 n2l_net_free(struct n2l_net *net, unsigned int idx);
+u64 n2l_net_free_total(struct n2l_net *net, u64 avoid);
+unsigned int n2l_net_best(struct n2l_net *net, u32 pages, u64 avoid,
+			  const u32 *held, unsigned int want, u8 *out);
+u32 n2l_net_inflight(struct n2l_net *net, unsigned int idx);
+int n2l_net_emit_stats(struct n2l_net *net, unsigned int idx, char *buf,
+		       size_t len);
+const char *n2l_net_state_name(enum n2l_srv_state state);
+int n2l_parse_addr(const char *name, struct sockaddr_storage *ss, int *len);
+void n2l_format_addr(const struct sockaddr_storage *ss, char *buf, size_t len);
+
+/* Knobs, in milliseconds. */
+void n2l_net_set_timeouts(struct n2l_net *net, unsigned int timeout_ms,
+			  unsigned int dead_after_ms);
+
+/* Seals. */
+int n2l_net_seal(struct n2l_net *net, struct n2l_sealed *sd, struct bio *data,
+		 u64 key, u32 count, u64 vers, gfp_t gfp);
+void n2l_net_unseal(struct n2l_net *net, struct n2l_sealed *sd);
+
+/* Requests. */
+void n2l_net_put(struct n2l_net_req *req, u64 key, u32 count, u64 vers,
+		 const struct n2l_sealed *sd);
+void n2l_net_get(struct n2l_net_req *req, u64 key, u32 count, u64 vers,
+		 struct bio *dst);
+void n2l_net_submit(struct n2l_net *net, unsigned int idx,
+		    struct n2l_net_req *req);
+/* Submits @req and waits for its end, bounded; returns its status. */
+int n2l_net_sync(struct n2l_net *net, unsigned int idx,
+		 struct n2l_net_req *req);
+/*
+ * Forget (@key, @vers) on server @idx, after every request queued to it so
+ * far. Never sleeps; may be called under the target's spinlock.
+ */
+void n2l_net_inval(struct n2l_net *net, unsigned int idx, u64 key, u64 vers);
+/* RETAIN a page outside a reconciliation: claims a moved copy. */
+int n2l_net_claim(struct n2l_net *net, unsigned int idx,
+		  const struct n2l_copy *copies, u32 n);
+
+#endif /* N2L_NETRAM_H */

@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The Network RAM client's insides (netram.h is what the target sees).
+ *
+ * Threads and work, per device (struct n2l_net):
+ *   - a kernel thread per server: connects, authenticates, receives every
+ *     frame, reconnects with backoff;
+ *   - send_wq: a send work per server, which puts the server's FIFO on the
+ *     wire; it never waits for other work, and a send that blocks for
+ *     longer than the request timeout fails the connection;
+ *   - event_wq: an event work per server (reconciliation, MOVED and
+ *     RETURN, the target's callbacks), which waits for requests (send
+ *     works and receive threads) and block I/O, never for other events;
+ *   - tick_wq: the tick (timeouts, status polls, servers turning away),
+ *     which waits for nothing.
+ * Each queue is WQ_MEM_RECLAIM, so each has its rescuer: under reclaim
+ * every kind of work still progresses, and no work waits for another on
+ * its own queue.
+ *
+ * Lock order:
+ *   the target's store lock (a spinlock, irqs off)
+ *     -> net->lock (the server table)
+ *     -> srv->lock (the FIFO, tags, invalidations, state)
+ *   srv->sock_lock (a mutex) is never taken under a spinlock.
+ */
+#ifndef N2L_NNET_H
+#define N2L_NNET_H
+
+#include <linux/completion.h>
+#include <linux/kref.h>
+#include <linux/kthread.h>
+#include <linux/mutex.h>
+#include <linux/net.h>
+#include <linux/socket.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+
+#include "netram.h"
+
+#define N2L_TAGS		256	/* requests in flight per connection */
+#define N2L_TAG_BITS		8
+#define N2L_INVAL_RING		8192	/* invalidations waiting per server */
+#define N2L_INVAL_BATCH		512	/* entries per INVAL frame */
+#define N2L_RETAIN_BATCH	1024	/* entries per RETAIN frame */
+#define N2L_MAX_SRVOPS		4	/* MOVED/RETURN waiting per server */
+#define N2L_TICK_MS		200
+#define N2L_STATUS_MS		1000
+
+/* Where a request is (n2l_net_req.state). */
+enum n2l_req_state {
+	N2L_REQ_IDLE,
+	N2L_REQ_QUEUED,		/* in the FIFO */
+	N2L_REQ_SENDING,	/* the send work is writing it */
+	N2L_REQ_SENT,		/* on the wire, its tag taken */
+	N2L_REQ_RECEIVING,	/* the receiver is reading its reply */
+	N2L_REQ_ANSWERED,	/* answered while still being sent */
+};
+
+/* The sender and the receiver each hold a request while at work on it. */
+#define N2L_BUSY_SEND		0x1
+#define N2L_BUSY_RECV		0x2
+
+struct n2l_inval {
+	u64 key;
+	u64 vers;
+	u64 after_seq;		/* leaves once this request has left */
+};
+
+/* A request the server sent us (MOVED, RETURN), and our answer. */
+struct n2l_srvop {
+	struct list_head node;
+	u8 op;
+	u64 id;
+	u32 count;
+	u32 conn_gen;		/* the connection it came on */
+	struct n2l_kv *kvs;	/* host byte order */
+	char addr[N2L_ADDR_LEN];	/* MOVED: where the pages went */
+	struct bio *pages;	/* RETURN */
+	unsigned long *bad;	/* RETURN: pages that failed their seal */
+	struct n2l_net_req reply;
+};
+
+struct n2l_srv_stats {
+	atomic64_t puts, gets, put_pages, get_pages;
+	atomic64_t full;		/* PUTs refused for lack of room */
+	atomic64_t timeouts;
+	atomic64_t reconnects;
+	atomic64_t protocol_errors;
+	atomic64_t bad_seals;		/* pages that failed their seal check */
+	atomic64_t reconciled;		/* reconciliations completed */
+	atomic64_t orphans;		/* pages reconciliation dropped */
+	atomic64_t missing;		/* copies reconciliation found gone */
+};
+
+/* Pending work for a server's event work (n2l_nsrv.events). */
+enum {
+	N2L_EV_CONNECTED,	/* report the epoch, then reconcile */
+	N2L_EV_RECONCILE,	/* reconcile again (invalidations overflowed) */
+	N2L_EV_AWAY,
+	N2L_EV_USABLE,
+	N2L_EV_SRVOPS,
+};
+
+/* One direction of an authenticated session. */
+struct n2l_session_dir {
+	struct crypto_aead *tfm;
+	struct aead_request *req;
+	struct scatterlist *sg;
+	u8 *scratch;			/* header, linear payload, tag */
+	u64 seq;
+};
+
+/* A connection's session: untagged until authentication succeeds. */
+struct n2l_session {
+	bool tagged;
+	struct crypto_shash *hmac;
+	struct n2l_session_dir tx, rx;
+};
+
+struct n2l_nsrv {
+	struct kref ref;
+	struct n2l_net *net;
+	u8 idx;
+	char name[N2L_ADDR_LEN];	/* canonical: a.b.c.d:port, [v6]:port */
+	struct sockaddr_storage addr;
+	int addrlen;
+
+	spinlock_t lock;		/* everything down to sock_lock */
+	enum n2l_srv_state state;
+	bool draining;
+	bool stopping;
+	bool restarted;			/* the last connect found a new epoch */
+	u32 conn_gen;			/* bumped at every connect */
+	unsigned long down_since;	/* jiffies; 0 while connected */
+	u64 epoch;			/* 0: never connected */
+	struct socket *sock;		/* published while connecting too */
+	struct list_head queue;		/* the FIFO */
+	struct n2l_net_req *tags[N2L_TAGS];
+	u64 next_id;
+	u64 id_salt;			/* ids are not guessable */
+	u64 queue_seq;			/* seq of the last request queued */
+	u64 sent_seq;			/* every request <= this has left */
+	u32 inflight;			/* requests queued or on the wire */
+	struct n2l_inval *invals;	/* ring */
+	u32 inval_head, inval_tail;
+	struct list_head srvops;
+	unsigned int nr_srvops;
+	unsigned long events;		/* N2L_EV_* bits */
+
+	/* Taken to shut the socket down, which may sleep. */
+	struct mutex sock_lock;
+
+	/* What the server last said; read without locks. */
+	atomic64_t free_reported;
+	u64 capacity;
+	u64 server_held;
+	unsigned long last_reply;	/* jiffies */
+	atomic_t put_pages_inflight;
+	/*
+	 * Mean time to a reply, in microseconds (EWMA, 1/8 per reply): a
+	 * server that answers just under the timeout is not down, but is
+	 * demoted (see n2l_srv_slow()).
+	 */
+	atomic_t latency_us;
+
+	/* Preallocated: talking to the server never waits for memory. */
+	struct n2l_net_req inval_req;
+	struct n2l_kv *inval_buf;
+	struct n2l_net_req status_req;
+	struct n2l_info status_info;
+	void *rx_seals;			/* seals of the reply being received */
+	struct n2l_kv *retain_kvs;	/* reconciliation */
+	u8 *retain_bitmap;
+	u64 retain_gen;
+
+	struct n2l_session sess;		/* tx: the send work; rx: the thread */
+
+	struct task_struct *thread;
+	struct work_struct send_work;
+	struct work_struct event_work;
+	struct n2l_srv_stats stats;
+};
+
+struct n2l_net {
+	const struct n2l_net_ops *ops;
+	void *owner;
+	char devname[32];
+	u64 device;			/* our area on every server */
+	u64 nr_keys;			/* slots of the device */
+	bool secure;			/* authenticate: identity and psk */
+	char identity[N2L_ID_LEN];
+	u8 psk[N2L_PSK_LEN];
+	struct n2l_sealer *sealer;	/* seals: CRC32C or AES-GCM */
+
+	spinlock_t lock;		/* servers[] */
+	struct n2l_nsrv *servers[N2L_NET_SERVERS];
+	struct mutex table_lock;	/* adds and removals */
+
+	unsigned int timeout_ms;	/* read without locks */
+	unsigned int dead_after_ms;
+
+	struct workqueue_struct *send_wq;
+	struct workqueue_struct *event_wq;
+	struct workqueue_struct *tick_wq;
+	struct delayed_work tick;
+	bool stopping;
+};
+
+static inline unsigned long n2l_req_timeout(struct n2l_net *net)
+{
+	return msecs_to_jiffies(READ_ONCE(net->timeout_ms));
+}
+
+static inline unsigned long n2l_dead_after(struct n2l_net *net)
+{
+	return msecs_to_jiffies(READ_ONCE(net->dead_after_ms));
+}
+
+/*
+ * Persistently slow: its mean reply time above half the request timeout.
+ * Writes and reads then go to other servers while there are any.
+ */
+static inline bool n2l_srv_slow(struct n2l_nsrv *srv)
+{
+	return atomic_read(&srv->latency_us) >
+	       (int)(READ_ONCE(srv->net->timeout_ms) * (USEC_PER_MSEC / 2));
+}
+
+/* Frames flow while the connection is up, reconciling included. */
+static inline bool __n2l_connected(struct n2l_nsrv *srv)
+{
+	return srv->sock && (srv->state == N2L_SRV_UP ||
+			     srv->state == N2L_SRV_RECONCILING);
+}
+
+static inline bool n2l_is_put(const struct n2l_net_req *req)
+{
+	return req->op == N2L_OP_PUT && !(req->flags & N2L_F_REPLY);
+}
+
+/* server.c */
+struct n2l_nsrv *n2l_srv_get(struct n2l_net *net, unsigned int idx);
+void n2l_srv_put(struct n2l_nsrv *srv);
+void n2l_srv_event(struct n2l_nsrv *srv, unsigned int ev);
+void n2l_srv_disconnect(struct n2l_nsrv *srv, struct socket *only);
+void n2l_tick(struct work_struct *w);
+
+/* send.c */
+void n2l_submit(struct n2l_nsrv *srv, struct n2l_net_req *req);
+void n2l_send_work(struct work_struct *w);
+void n2l_complete_list(struct list_head *list);
+void n2l_req_end(struct n2l_net_req *req, int status);
+void __n2l_fail_queued(struct n2l_nsrv *srv, struct list_head *failed,
+		       int status, bool puts_only);
+
+/* wire.c */
+int n2l_wire_buf(struct socket *sock, void *buf, size_t len, bool send,
+		 bool more);
+int n2l_wire_bio(struct socket *sock, struct bio *bio, bool send, bool more);
+int n2l_wire_skip(struct socket *sock, size_t len);
+void n2l_fill_hdr(struct n2l_hdr *h, const struct n2l_net_req *req, u32 len);
+
+/* conn.c */
+int n2l_server_thread(void *arg);
+
+/* recv.c */
+void n2l_receive_loop(struct n2l_nsrv *srv, struct socket *sock);
+void n2l_note_info(struct n2l_nsrv *srv, const struct n2l_info *info);
+void n2l_srvop_free(struct n2l_srvop *op);
+struct n2l_copy *n2l_srvop_copies(struct n2l_srvop *op);
+
+/* event.c */
+void n2l_event_work(struct work_struct *w);
+
+/* seal.c */
+int n2l_sealer_init(struct n2l_net *net, const u8 *page_key);
+void n2l_sealer_exit(struct n2l_net *net);
+int n2l_unseal_page(struct n2l_net *net, struct page *page, u64 key, u64 vers,
+		    const u8 *seal);
+int n2l_seal_check(struct n2l_net *net, struct bio *bio, u64 key, u32 count,
+		   u64 vers, const void *seals, unsigned long *bad);
+
+#endif /* N2L_NNET_H */

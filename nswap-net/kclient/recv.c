@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Frames in. A reply is taken only for a request that is on the wire and
+ * matches it in every field; its payload goes where the request says, and
+ * is used only once the frame's tag (authenticated sessions) and the
+ * pages' seals have been checked. A server's own requests (MOVED, RETURN)
+ * are read whole into memory of their own, at most N2L_MAX_SRVOPS at a
+ * time, and handed to the server's event work.
+ */
+#include <linux/sched/mm.h>
+
+#include "auth.h"
+
+static int protocol_error(struct n2l_nsrv *srv, const char *what)
+{
+	atomic64_inc(&srv->stats.protocol_errors);
+	pr_err_ratelimited("nswap2l: %s: server %s: protocol error: %s; dropping the connection\n",
+			   srv->net->devname, srv->name, what);
+	return -EPROTO;
+}
+
+/* One more reply time into the server's mean (only the receiver writes). */
+static void note_latency(struct n2l_nsrv *srv, struct n2l_net_req *req)
+{
+	unsigned int us = jiffies_to_usecs(jiffies - READ_ONCE(req->sent_at));
+	int mean = atomic_read(&srv->latency_us);
+
+	atomic_set(&srv->latency_us, mean - mean / 8 + (int)min(us, INT_MAX / 2U) / 8);
+}
+
+void n2l_note_info(struct n2l_nsrv *srv, const struct n2l_info *info)
+{
+	struct n2l_info_host h;
+
+	if (n2l_parse_info(info, &h))
+		return;
+	WRITE_ONCE(srv->capacity, h.capacity);
+	WRITE_ONCE(srv->server_held, h.held);
+	atomic64_set(&srv->free_reported, h.free);
+}
+
+/* The request @h answers, marked as being received; or why there is none. */
+static struct n2l_net_req *__reply_to(struct n2l_nsrv *srv,
+				      const struct n2l_hdr *h, u32 len,
+				      const char **why)
+{
+	u64 id = le64_to_cpu(h->id);
+	struct n2l_net_req *req = srv->tags[id & (N2L_TAGS - 1)];
+	bool ok = le32_to_cpu(h->status) == N2L_ST_OK;
+
+	if (!req || req->id != id || (req->busy & N2L_BUSY_RECV) ||
+	    (req->state != N2L_REQ_SENDING && req->state != N2L_REQ_SENT)) {
+		*why = "reply to no request";
+		return NULL;
+	}
+	*why = n2l_check_reply(h, req->op, req->key, req->count, req->vers);
+	if (!*why && ok && len && req->op != N2L_OP_GET &&
+	    (!req->reply_buf || len != req->reply_len))
+		*why = "reply of a length its request does not take";
+	if (*why)
+		return NULL;
+	req->busy |= N2L_BUSY_RECV;
+	req->state = N2L_REQ_RECEIVING;
+	return req;
+}
+
+/* The payload of an OK reply, into the request's places; the frame's tag. */
+static int receive_payload(struct n2l_nsrv *srv, struct socket *sock,
+			   struct n2l_net_req *req, struct n2l_frame *f, u32 len)
+{
+	int r = 0;
+
+	if (len && req->op == N2L_OP_GET) {
+		f->bio = req->bio;
+		f->post = srv->rx_seals;
+		f->post_len = req->count * N2L_SEAL_LEN;
+		r = n2l_wire_bio(sock, req->bio, false, false);
+		if (!r)
+			r = n2l_wire_buf(sock, srv->rx_seals, f->post_len, false,
+					 false);
+	} else if (len) {
+		f->pre = req->reply_buf;
+		f->pre_len = len;
+		r = n2l_wire_buf(sock, req->reply_buf, len, false, false);
+	}
+	return r ?: n2l_frame_check_tag(srv, sock, f);
+}
+
+/* The reply is in: complete its request, unless the sender still has it. */
+static void reply_done(struct n2l_nsrv *srv, struct n2l_net_req *req,
+		       int status)
+{
+	bool complete;
+
+	spin_lock_irq(&srv->lock);
+	req->busy &= ~N2L_BUSY_RECV;
+	req->status = status;
+	complete = !(req->busy & N2L_BUSY_SEND);
+	if (complete) {
+		srv->tags[req->id & (N2L_TAGS - 1)] = NULL;
+		srv->inflight--;
+	} else {
+		req->state = N2L_REQ_ANSWERED;
+	}
+	spin_unlock_irq(&srv->lock);
+	if (complete)
+		n2l_req_end(req, status);
+	/* A tag is free: more may go. */
+	queue_work(srv->net->send_wq, &srv->send_work);
+}
+
+static int receive_reply(struct n2l_nsrv *srv, struct socket *sock,
+			 struct n2l_hdr *h, u32 len)
+{
+	struct n2l_frame f = { .hdr = h };
+	int status = le32_to_cpu(h->status);
+	struct n2l_net_req *req;
+	const char *why;
+	int r;
+
+	spin_lock_irq(&srv->lock);
+	req = __reply_to(srv, h, len, &why);
+	spin_unlock_irq(&srv->lock);
+	if (!req)
+		return protocol_error(srv, why);
+
+	r = receive_payload(srv, sock, req, &f, len);
+	if (r == -EPROTO)
+		protocol_error(srv, "frame tag does not verify");
+	if (!r) {
+		atomic64_set(&srv->free_reported, le32_to_cpu(h->free_pages));
+		WRITE_ONCE(srv->last_reply, jiffies);
+		note_latency(srv, req);
+		if (n2l_is_put(req) &&
+		    (status == N2L_ST_FULL || status == N2L_ST_DRAINING))
+			atomic64_inc(&srv->stats.full);
+	}
+	if (!r && status == N2L_ST_OK && req->op == N2L_OP_GET &&
+	    n2l_seal_check(srv->net, req->bio, req->key, req->count, req->vers,
+			   srv->rx_seals, NULL)) {
+		atomic64_inc(&srv->stats.bad_seals);
+		status = N2L_NET_BADSEAL;
+	}
+	reply_done(srv, req, r ? N2L_NET_CONN_LOST : status);
+	return r;
+}
+
+/*----------------------------------------------------------------*/
+/* Requests from the server. */
+
+void n2l_srvop_free(struct n2l_srvop *op)
+{
+	struct bvec_iter_all it;
+	struct bio_vec *bv;
+
+	if (op->pages) {
+		bio_for_each_segment_all(bv, op->pages, it)
+			__free_page(bv->bv_page);
+		bio_uninit(op->pages);
+		kfree(op->pages);
+	}
+	bitmap_free(op->bad);
+	kvfree(op->kvs);
+	kfree(op);
+}
+
+static struct bio *alloc_pages_bio(u32 n, gfp_t gfp)
+{
+	struct bio *bio = bio_kmalloc(n, gfp);
+	struct page *page;
+	u32 i;
+
+	if (!bio)
+		return NULL;
+	bio_init(bio, NULL, bio->bi_inline_vecs, n, REQ_OP_WRITE);
+	for (i = 0; i < n; i++) {
+		page = alloc_page(gfp);
+		if (!page)
+			return bio;	/* short: the caller sees bi_vcnt */
+		__bio_add_page(bio, page, N2L_PAGE_SIZE, 0);
+	}
+	return bio;
+}
+
+/*
+ * A request's payload and what we make of it, in one buffer: the wire
+ * entries, then what follows them on the wire (MOVED: the address;
+ * RETURN: the seals, after the pages, which have their own), then the
+ * entries in host byte order.
+ */
+static size_t srvop_tail_len(u8 op, u32 count)
+{
+	return op == N2L_OP_MOVED ? sizeof(struct n2l_addr) : count * N2L_SEAL_LEN;
+}
+
+static size_t srvop_bytes(u8 op, u32 count)
+{
+	return N2L_KV_BYTES(count) + srvop_tail_len(op, count) +
+	       count * sizeof(struct n2l_copy);
+}
+
+/*
+ * Memory for a request of @count entries; NULL if there is none, or the
+ * server has too many requests waiting already.
+ */
+static struct n2l_srvop *srvop_alloc(struct n2l_nsrv *srv, u8 op, u32 count)
+{
+	gfp_t gfp = GFP_NOIO | __GFP_NOWARN;
+	struct n2l_srvop *o;
+	bool full;
+
+	spin_lock_irq(&srv->lock);
+	full = srv->nr_srvops >= N2L_MAX_SRVOPS;
+	spin_unlock_irq(&srv->lock);
+	if (full)
+		return NULL;
+	o = kzalloc(sizeof(*o), gfp);
+	if (!o)
+		return NULL;
+	o->op = op;
+	o->count = count;
+	o->kvs = kvmalloc(srvop_bytes(op, count), gfp);
+	if (op == N2L_OP_RETURN) {
+		o->pages = alloc_pages_bio(count, gfp);
+		o->bad = bitmap_zalloc(count, gfp);
+	}
+	if (!o->kvs || (op == N2L_OP_RETURN &&
+			(!o->pages || o->pages->bi_vcnt != count || !o->bad))) {
+		n2l_srvop_free(o);
+		return NULL;
+	}
+	return o;
+}
+
+static void *srvop_tail(struct n2l_srvop *o)
+{
+	return (u8 *)o->kvs + N2L_KV_BYTES(o->count);
+}
+
+struct n2l_copy *n2l_srvop_copies(struct n2l_srvop *o)
+{
+	return (struct n2l_copy *)((u8 *)srvop_tail(o) +
+				   srvop_tail_len(o->op, o->count));
+}
+
+static int receive_srvop_payload(struct n2l_nsrv *srv, struct socket *sock,
+				 struct n2l_srvop *o, struct n2l_frame *f)
+{
+	u32 kvlen = N2L_KV_BYTES(o->count);
+	int r;
+
+	f->pre = o->kvs;
+	if (o->op == N2L_OP_MOVED) {
+		f->pre_len = kvlen + sizeof(struct n2l_addr);
+		r = n2l_wire_buf(sock, o->kvs, f->pre_len, false, false);
+	} else {
+		f->pre_len = kvlen;
+		f->bio = o->pages;
+		f->post = srvop_tail(o);
+		f->post_len = o->count * N2L_SEAL_LEN;
+		r = n2l_wire_buf(sock, o->kvs, kvlen, false, false);
+		if (!r)
+			r = n2l_wire_bio(sock, o->pages, false, false);
+		if (!r)
+			r = n2l_wire_buf(sock, (void *)f->post, f->post_len, false,
+					 false);
+	}
+	return r ?: n2l_frame_check_tag(srv, sock, f);
+}
+
+/* Checks what the server sent; RETURN pages are unsealed, bad ones marked. */
+static const char *srvop_parse(struct n2l_nsrv *srv, struct n2l_srvop *o)
+{
+	struct n2l_net *net = srv->net;
+	const char *why;
+	u32 i;
+
+	why = n2l_parse_copies(o->kvs, o->count, net->nr_keys, n2l_srvop_copies(o));
+	if (why)
+		return why;
+	if (o->op == N2L_OP_MOVED)
+		return n2l_parse_addr_field(srvop_tail(o), o->addr);
+	for (i = 0; i < o->count; i++) {
+		struct n2l_copy *c = &n2l_srvop_copies(o)[i];
+
+		if (n2l_unseal_page(net, o->pages->bi_io_vec[i].bv_page, c->key,
+				    c->vers, (u8 *)srvop_tail(o) + i * N2L_SEAL_LEN)) {
+			__set_bit(i, o->bad);
+			atomic64_inc(&srv->stats.bad_seals);
+		}
+	}
+	return NULL;
+}
+
+/*
+ * MOVED or RETURN: read it whole and leave it to the event work. Without
+ * memory for it, or with too many waiting, the connection goes: skipping
+ * the frame unread would leave its tag unchecked, and the server asks
+ * again on the next connection.
+ */
+static int receive_srvop(struct n2l_nsrv *srv, struct socket *sock,
+			 struct n2l_hdr *h)
+{
+	struct n2l_frame f = { .hdr = h };
+	const char *why = n2l_check_srvop(h);
+	struct n2l_srvop *o;
+	int r;
+
+	if (why)
+		return protocol_error(srv, why);
+	o = srvop_alloc(srv, h->opcode, le32_to_cpu(h->count));
+	if (!o) {
+		pr_warn_ratelimited("nswap2l: %s: server %s: no room for its %s; reconnecting\n",
+				    srv->net->devname, srv->name,
+				    h->opcode == N2L_OP_MOVED ? "MOVED" : "RETURN");
+		return -ENOMEM;
+	}
+	o->id = le64_to_cpu(h->id);
+	r = receive_srvop_payload(srv, sock, o, &f);
+	if (r == -EPROTO)
+		protocol_error(srv, "frame tag does not verify");
+	why = r ? NULL : srvop_parse(srv, o);
+	if (r || why) {
+		n2l_srvop_free(o);
+		return r ?: protocol_error(srv, why);
+	}
+	spin_lock_irq(&srv->lock);
+	o->conn_gen = srv->conn_gen;
+	list_add_tail(&o->node, &srv->srvops);
+	srv->nr_srvops++;
+	spin_unlock_irq(&srv->lock);
+	n2l_srv_event(srv, N2L_EV_SRVOPS);
+	return 0;
+}
+
+/*
+ * Replies can arrive back to back for as long as reads keep coming, and
+ * a receive that finds data waiting never sleeps: yield between frames.
+ */
+void n2l_receive_loop(struct n2l_nsrv *srv, struct socket *sock)
+{
+	struct n2l_hdr h;
+	const char *why;
+	u32 len;
+
+	while (!kthread_should_stop()) {
+		cond_resched();
+		if (n2l_wire_buf(sock, &h, sizeof(h), false, false))
+			return;
+		why = n2l_check_hdr(&h, &len);
+		if (why) {
+			protocol_error(srv, why);
+			return;
+		}
+		if (le16_to_cpu(h.flags) & N2L_F_REPLY) {
+			if (receive_reply(srv, sock, &h, len))
+				return;
+		} else if (receive_srvop(srv, sock, &h)) {
+			return;
+		}
+	}
+}

@@ -1,0 +1,704 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The client of one device and its page servers: adding, finding and
+ * removing them, what the target may know of them, and the tick that
+ * watches them (request timeouts, servers turning away, status polls).
+ */
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/random.h>
+#include <net/ipv6.h>
+
+#include "auth.h"
+
+const char *n2l_net_state_name(enum n2l_srv_state state)
+{
+	static const char * const names[] = {
+		[N2L_SRV_CONNECTING] = "connecting",
+		[N2L_SRV_RECONCILING] = "reconciling",
+		[N2L_SRV_UP] = "up",
+		[N2L_SRV_DOWN] = "down",
+		[N2L_SRV_AWAY] = "away",
+		[N2L_SRV_STOPPED] = "stopped",
+	};
+
+	return (unsigned int)state < ARRAY_SIZE(names) ? names[state] : "?";
+}
+
+/*----------------------------------------------------------------*/
+/* Servers by index. */
+
+static void srv_release(struct kref *ref)
+{
+	struct n2l_nsrv *srv = container_of(ref, struct n2l_nsrv, ref);
+
+	n2l_session_exit(srv);
+	kfree(srv->rx_seals);
+	kvfree(srv->retain_kvs);
+	kfree(srv->retain_bitmap);
+	kvfree(srv->invals);
+	kfree(srv->inval_buf);
+	kfree(srv);
+}
+
+struct n2l_nsrv *n2l_srv_get(struct n2l_net *net, unsigned int idx)
+{
+	struct n2l_nsrv *srv = NULL;
+	unsigned long flags;
+
+	if (idx >= N2L_NET_SERVERS)
+		return NULL;
+	spin_lock_irqsave(&net->lock, flags);
+	srv = net->servers[idx];
+	if (srv)
+		kref_get(&srv->ref);
+	spin_unlock_irqrestore(&net->lock, flags);
+	return srv;
+}
+
+void n2l_srv_put(struct n2l_nsrv *srv)
+{
+	kref_put(&srv->ref, srv_release);
+}
+
+void n2l_srv_event(struct n2l_nsrv *srv, unsigned int ev)
+{
+	set_bit(ev, &srv->events);
+	queue_work(srv->net->event_wq, &srv->event_work);
+}
+
+/*
+ * Break @srv's connection (only if it is still @only, when given) from
+ * outside its thread, which sees the socket fail and cleans up.
+ */
+void n2l_srv_disconnect(struct n2l_nsrv *srv, struct socket *only)
+{
+	mutex_lock(&srv->sock_lock);
+	if (srv->sock && (!only || srv->sock == only))
+		kernel_sock_shutdown(srv->sock, SHUT_RDWR);
+	mutex_unlock(&srv->sock_lock);
+}
+
+static void inval_done(struct n2l_net_req *req)
+{
+	/* More may be waiting; a lost batch is reconciliation's business. */
+	queue_work(req->srv->net->send_wq, &req->srv->send_work);
+}
+
+static void status_done(struct n2l_net_req *req)
+{
+	if (req->status == N2L_ST_OK)
+		n2l_note_info(req->srv, &req->srv->status_info);
+}
+
+static int srv_alloc_buffers(struct n2l_nsrv *srv)
+{
+	srv->invals = kvcalloc(N2L_INVAL_RING, sizeof(*srv->invals), GFP_KERNEL);
+	srv->inval_buf = kcalloc(N2L_INVAL_BATCH, sizeof(*srv->inval_buf),
+				 GFP_KERNEL);
+	/* Wire entries, then the same entries in host order. */
+	srv->retain_kvs = kvcalloc(2 * N2L_RETAIN_BATCH, sizeof(struct n2l_kv),
+				   GFP_KERNEL);
+	srv->retain_bitmap = kzalloc(DIV_ROUND_UP(N2L_RETAIN_BATCH, 8),
+				     GFP_KERNEL);
+	srv->rx_seals = kmalloc(N2L_MAX_PAGES * N2L_SEAL_LEN, GFP_KERNEL);
+	if (!srv->invals || !srv->inval_buf || !srv->retain_kvs ||
+	    !srv->retain_bitmap || !srv->rx_seals)
+		return -ENOMEM;
+	return n2l_session_init(srv);
+}
+
+static void srv_init_requests(struct n2l_nsrv *srv)
+{
+	INIT_LIST_HEAD(&srv->inval_req.node);
+	srv->inval_req.srv = srv;
+	srv->inval_req.buf = srv->inval_buf;
+	srv->inval_req.done = inval_done;
+	INIT_LIST_HEAD(&srv->status_req.node);
+	srv->status_req.srv = srv;
+	srv->status_req.op = N2L_OP_STATUS;
+	srv->status_req.reply_buf = &srv->status_info;
+	srv->status_req.reply_len = sizeof(srv->status_info);
+	srv->status_req.done = status_done;
+}
+
+static struct n2l_nsrv *srv_new(struct n2l_net *net, unsigned int idx,
+				const struct sockaddr_storage *ss, int len)
+{
+	struct n2l_nsrv *srv = kzalloc(sizeof(*srv), GFP_KERNEL);
+
+	if (!srv)
+		return NULL;
+	kref_init(&srv->ref);
+	srv->net = net;
+	srv->idx = idx;
+	srv->addr = *ss;
+	srv->addrlen = len;
+	n2l_format_addr(ss, srv->name, sizeof(srv->name));
+	spin_lock_init(&srv->lock);
+	mutex_init(&srv->sock_lock);
+	INIT_LIST_HEAD(&srv->queue);
+	INIT_LIST_HEAD(&srv->srvops);
+	INIT_WORK(&srv->send_work, n2l_send_work);
+	INIT_WORK(&srv->event_work, n2l_event_work);
+	srv->state = N2L_SRV_CONNECTING;
+	srv->down_since = jiffies ?: 1;
+	srv->retain_gen = get_random_u32();
+	if (srv_alloc_buffers(srv)) {
+		n2l_srv_put(srv);
+		return NULL;
+	}
+	srv_init_requests(srv);
+	return srv;
+}
+
+static bool same_addr(const struct sockaddr_storage *a,
+		      const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET) {
+		const struct sockaddr_in *x = (void *)a, *y = (void *)b;
+
+		return x->sin_port == y->sin_port &&
+		       x->sin_addr.s_addr == y->sin_addr.s_addr;
+	}
+	return ((const struct sockaddr_in6 *)a)->sin6_port ==
+	       ((const struct sockaddr_in6 *)b)->sin6_port &&
+	       ipv6_addr_equal(&((const struct sockaddr_in6 *)a)->sin6_addr,
+			       &((const struct sockaddr_in6 *)b)->sin6_addr);
+}
+
+static int __find(struct n2l_net *net, const struct sockaddr_storage *ss)
+{
+	unsigned int i;
+
+	for (i = 0; i < N2L_NET_SERVERS; i++)
+		if (net->servers[i] && same_addr(&net->servers[i]->addr, ss))
+			return i;
+	return -1;
+}
+
+/* The server at @addr, in any spelling of it; -1 if none. */
+int n2l_net_server_find(struct n2l_net *net, const char *addr)
+{
+	struct sockaddr_storage ss;
+	unsigned long flags;
+	int len, idx;
+
+	if (n2l_parse_addr(addr, &ss, &len))
+		return -1;
+	spin_lock_irqsave(&net->lock, flags);
+	idx = __find(net, &ss);
+	spin_unlock_irqrestore(&net->lock, flags);
+	return idx;
+}
+
+static int __free_index(struct n2l_net *net)
+{
+	unsigned int i;
+
+	for (i = 0; i < N2L_NET_SERVERS; i++)
+		if (!net->servers[i])
+			return i;
+	return -1;
+}
+
+/* A new server, connecting in the background; its index, or -errno. */
+int n2l_net_server_add(struct n2l_net *net, const char *addr, char **error)
+{
+	struct sockaddr_storage ss;
+	struct n2l_nsrv *srv;
+	int len, idx;
+
+	if (n2l_parse_addr(addr, &ss, &len)) {
+		*error = "Invalid server address: use a.b.c.d:port or [v6]:port";
+		return -EINVAL;
+	}
+	mutex_lock(&net->table_lock);
+	spin_lock_irq(&net->lock);
+	idx = __find(net, &ss) >= 0 ? -EEXIST : __free_index(net);
+	spin_unlock_irq(&net->lock);
+	if (idx < 0) {
+		*error = idx == -EEXIST ? "Server already in use" : "Too many servers";
+		mutex_unlock(&net->table_lock);
+		return idx == -EEXIST ? -EEXIST : -ENOSPC;
+	}
+	srv = srv_new(net, idx, &ss, len);
+	if (srv) {
+		srv->thread = kthread_create(n2l_server_thread, srv, "nswap2l-%s/%d",
+					     net->devname, idx);
+		if (IS_ERR(srv->thread)) {
+			n2l_srv_put(srv);
+			srv = NULL;
+		}
+	}
+	if (!srv) {
+		mutex_unlock(&net->table_lock);
+		*error = "Cannot allocate a server";
+		return -ENOMEM;
+	}
+	spin_lock_irq(&net->lock);
+	net->servers[idx] = srv;
+	spin_unlock_irq(&net->lock);
+	mutex_unlock(&net->table_lock);
+	wake_up_process(srv->thread);
+	return idx;
+}
+
+void n2l_net_server_set_draining(struct n2l_net *net, unsigned int idx,
+				 bool draining)
+{
+	struct n2l_nsrv *srv = n2l_srv_get(net, idx);
+	bool usable;
+
+	if (!srv)
+		return;
+	spin_lock_irq(&srv->lock);
+	srv->draining = draining;
+	usable = !draining && srv->state == N2L_SRV_UP;
+	spin_unlock_irq(&srv->lock);
+	if (usable)
+		n2l_srv_event(srv, N2L_EV_USABLE);
+	n2l_srv_put(srv);
+}
+
+static void free_all_done(struct n2l_net_req *req)
+{
+	complete(req->private);
+}
+
+/* FREE_ALL if the server can be reached, bounded by the request timeout. */
+static void srv_free_all(struct n2l_nsrv *srv)
+{
+	DECLARE_COMPLETION_ONSTACK(done);
+	struct n2l_net_req req = {
+		.op = N2L_OP_FREE_ALL, .done = free_all_done, .private = &done,
+	};
+
+	INIT_LIST_HEAD(&req.node);
+	n2l_submit(srv, &req);
+	if (!wait_for_completion_timeout(&done, 2 * n2l_req_timeout(srv->net) +
+					 msecs_to_jiffies(2 * N2L_TICK_MS))) {
+		/* Stopping fails it, so @req leaves every list. */
+		n2l_srv_disconnect(srv, NULL);
+		wait_for_completion(&done);
+	}
+}
+
+/*
+ * Stop talking to @srv: shut its socket (whatever its thread is blocked
+ * in), stop the thread and the works, and fail everything it still has.
+ */
+static void srv_stop(struct n2l_nsrv *srv)
+{
+	LIST_HEAD(failed);
+
+	spin_lock_irq(&srv->lock);
+	srv->stopping = true;
+	spin_unlock_irq(&srv->lock);
+	n2l_srv_disconnect(srv, NULL);
+	kthread_stop(srv->thread);
+	flush_work(&srv->send_work);
+	flush_work(&srv->event_work);
+
+	spin_lock_irq(&srv->lock);
+	srv->state = N2L_SRV_STOPPED;
+	__n2l_fail_queued(srv, &failed, N2L_NET_AWAY, false);
+	spin_unlock_irq(&srv->lock);
+	n2l_complete_list(&failed);
+}
+
+void n2l_net_server_remove(struct n2l_net *net, unsigned int idx)
+{
+	struct n2l_nsrv *srv;
+
+	mutex_lock(&net->table_lock);
+	srv = n2l_srv_get(net, idx);
+	if (srv) {
+		srv_free_all(srv);
+		srv_stop(srv);
+		spin_lock_irq(&net->lock);
+		net->servers[idx] = NULL;
+		spin_unlock_irq(&net->lock);
+		n2l_srv_put(srv);	/* the table's */
+		n2l_srv_put(srv);
+	}
+	mutex_unlock(&net->table_lock);
+}
+
+/*----------------------------------------------------------------*/
+/* What the target may know. */
+
+/* What a server can still take: what it said, less what is on its way. */
+static u64 est_free(struct n2l_nsrv *srv)
+{
+	s64 free = atomic64_read(&srv->free_reported) -
+		   atomic_read(&srv->put_pages_inflight);
+
+	return free > 0 ? free : 0;
+}
+
+/*
+ * The room a write may count on at server @i: what it claims, but never
+ * more than the device has slots not already there (@held: the device's
+ * count per server, read without its lock; a hint). A server that lies
+ * about its room then ties with every honest server that could take the
+ * rest of the device, and the tie goes to the one holding fewer of our
+ * pages: it draws its share of the writes, not all of them.
+ */
+static u64 __room(struct n2l_net *net, unsigned int i, const u32 *held)
+{
+	u64 free = est_free(net->servers[i]);
+	u64 h = held ? READ_ONCE(held[i]) : 0;
+
+	return min(free, net->nr_keys > h ? net->nr_keys - h : 0);
+}
+
+bool n2l_net_server_info(struct n2l_net *net, unsigned int idx,
+			 struct n2l_net_info *info)
+{
+	struct n2l_nsrv *srv = n2l_srv_get(net, idx);
+
+	if (!srv)
+		return false;
+	info->state = READ_ONCE(srv->state);
+	info->draining = READ_ONCE(srv->draining);
+	info->free = est_free(srv);
+	info->capacity = READ_ONCE(srv->capacity);
+	info->server_held = READ_ONCE(srv->server_held);
+	info->inflight = READ_ONCE(srv->inflight);
+	info->latency_us = atomic_read(&srv->latency_us);
+	info->slow = n2l_srv_slow(srv);
+	n2l_srv_put(srv);
+	return true;
+}
+
+static bool __usable(struct n2l_nsrv *srv)
+{
+	return srv && READ_ONCE(srv->state) == N2L_SRV_UP &&
+	       !READ_ONCE(srv->draining);
+}
+
+/* Pages the usable servers not in @avoid can still take, in all. */
+u64 n2l_net_free_total(struct n2l_net *net, u64 avoid)
+{
+	unsigned long flags;
+	unsigned int i;
+	u64 sum = 0;
+
+	spin_lock_irqsave(&net->lock, flags);
+	for (i = 0; i < N2L_NET_SERVERS; i++)
+		if (!(avoid & BIT_ULL(i)) && __usable(net->servers[i]))
+			sum += est_free(net->servers[i]);
+	spin_unlock_irqrestore(&net->lock, flags);
+	return sum;
+}
+
+/* The usable server not in @taken with the most room for @pages; -1 if none. */
+static int __roomiest(struct n2l_net *net, u32 pages, u64 taken,
+		      const u32 *held, bool slow)
+{
+	u64 best_free = 0, f;
+	unsigned int i;
+	int best = -1;
+
+	for (i = 0; i < N2L_NET_SERVERS; i++) {
+		struct n2l_nsrv *srv = net->servers[i];
+
+		if ((taken & BIT_ULL(i)) || !__usable(srv) ||
+		    n2l_srv_slow(srv) != slow)
+			continue;
+		f = __room(net, i, held);
+		if (f >= pages && f > best_free) {
+			best_free = f;
+			best = i;
+		}
+	}
+	return best;
+}
+
+/*
+ * Up to @want usable servers not in @avoid with room for @pages pages,
+ * those with the most room first, slow ones only when the others are
+ * not enough, into @out; how many.
+ */
+unsigned int n2l_net_best(struct n2l_net *net, u32 pages, u64 avoid,
+			  const u32 *held, unsigned int want, u8 *out)
+{
+	unsigned long flags;
+	u64 taken = avoid;
+	unsigned int n;
+	int best;
+
+	spin_lock_irqsave(&net->lock, flags);
+	for (n = 0; n < want; n++) {
+		best = __roomiest(net, pages, taken, held, false);
+		if (best < 0)
+			best = __roomiest(net, pages, taken, held, true);
+		if (best < 0)
+			break;
+		out[n] = best;
+		taken |= BIT_ULL(best);
+	}
+	spin_unlock_irqrestore(&net->lock, flags);
+	return n;
+}
+
+int n2l_net_server_name(struct n2l_net *net, unsigned int idx, char *buf,
+			size_t len)
+{
+	struct n2l_nsrv *srv = n2l_srv_get(net, idx);
+	int n;
+
+	if (!srv)
+		return -ENOENT;
+	n = scnprintf(buf, len, "%s", srv->name);
+	n2l_srv_put(srv);
+	return n;
+}
+
+bool n2l_net_usable(struct n2l_net *net, unsigned int idx)
+{
+	struct n2l_net_info info;
+
+	return n2l_net_server_info(net, idx, &info) &&
+	       info.state == N2L_SRV_UP && !info.draining;
+}
+
+bool n2l_net_readable(struct n2l_net *net, unsigned int idx)
+{
+	struct n2l_net_info info;
+
+	return n2l_net_server_info(net, idx, &info) &&
+	       (info.state == N2L_SRV_UP || info.state == N2L_SRV_RECONCILING);
+}
+
+u64 n2l_net_free(struct n2l_net *net, unsigned int idx)
+{
+	struct n2l_net_info info;
+
+	return n2l_net_server_info(net, idx, &info) ? info.free : 0;
+}
+
+u32 n2l_net_inflight(struct n2l_net *net, unsigned int idx)
+{
+	struct n2l_net_info info;
+
+	return n2l_net_server_info(net, idx, &info) ? info.inflight : 0;
+}
+
+int n2l_net_emit_stats(struct n2l_net *net, unsigned int idx, char *buf,
+		       size_t len)
+{
+	struct n2l_nsrv *srv = n2l_srv_get(net, idx);
+	struct n2l_srv_stats *st;
+	int n;
+
+	if (!srv)
+		return 0;
+	st = &srv->stats;
+	n = scnprintf(buf, len,
+		      "puts=%llu gets=%llu full=%llu timeouts=%llu reconnects=%llu protocol_errors=%llu bad_seals=%llu reconciled=%llu orphans=%llu missing=%llu server_held=%llu latency_us=%d slow=%d",
+		      atomic64_read(&st->puts), atomic64_read(&st->gets),
+		      atomic64_read(&st->full), atomic64_read(&st->timeouts),
+		      atomic64_read(&st->reconnects),
+		      atomic64_read(&st->protocol_errors),
+		      atomic64_read(&st->bad_seals), atomic64_read(&st->reconciled),
+		      atomic64_read(&st->orphans), atomic64_read(&st->missing),
+		      READ_ONCE(srv->server_held), atomic_read(&srv->latency_us),
+		      n2l_srv_slow(srv));
+	n2l_srv_put(srv);
+	return n;
+}
+
+void n2l_net_set_timeouts(struct n2l_net *net, unsigned int timeout_ms,
+			  unsigned int dead_after_ms)
+{
+	WRITE_ONCE(net->timeout_ms, timeout_ms);
+	WRITE_ONCE(net->dead_after_ms, dead_after_ms);
+}
+
+/*----------------------------------------------------------------*/
+/* The tick. */
+
+static bool __timed_out(struct n2l_nsrv *srv, unsigned long timeout)
+{
+	struct n2l_net_req *req;
+	unsigned int tag;
+
+	for (tag = 0; tag < N2L_TAGS; tag++) {
+		req = srv->tags[tag];
+		if (req && time_after(jiffies, req->sent_at + timeout))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Down for dead_after_ms: away. What waits for it fails now (reads go to
+ * other copies or fail), and the target repairs what it held.
+ */
+static bool __turn_away(struct n2l_nsrv *srv, struct list_head *failed)
+{
+	if ((srv->state != N2L_SRV_DOWN && srv->state != N2L_SRV_CONNECTING) ||
+	    !time_after(jiffies, srv->down_since + n2l_dead_after(srv->net)))
+		return false;
+	srv->state = N2L_SRV_AWAY;
+	__n2l_fail_queued(srv, failed, N2L_NET_AWAY, false);
+	return true;
+}
+
+static void tick_server(struct n2l_net *net, struct n2l_nsrv *srv)
+{
+	struct socket *stuck = NULL;
+	LIST_HEAD(failed);
+	bool away, poll;
+
+	spin_lock_irq(&srv->lock);
+	if (__n2l_connected(srv) && __timed_out(srv, n2l_req_timeout(net)))
+		stuck = srv->sock;
+	away = __turn_away(srv, &failed);
+	poll = srv->state == N2L_SRV_UP &&
+	       srv->status_req.state == N2L_REQ_IDLE &&
+	       time_after(jiffies, READ_ONCE(srv->last_reply) +
+			  msecs_to_jiffies(N2L_STATUS_MS));
+	spin_unlock_irq(&srv->lock);
+
+	n2l_complete_list(&failed);
+	if (stuck) {
+		n2l_srv_disconnect(srv, stuck);
+		atomic64_inc(&srv->stats.timeouts);
+		pr_warn_ratelimited("nswap2l: %s: server %s: request timed out after %u ms\n",
+				    net->devname, srv->name,
+				    READ_ONCE(net->timeout_ms));
+	}
+	if (away) {
+		pr_warn("nswap2l: %s: server %s away for %u ms: its pages are unavailable until it returns\n",
+			net->devname, srv->name, READ_ONCE(net->dead_after_ms));
+		n2l_srv_event(srv, N2L_EV_AWAY);
+	}
+	if (poll)
+		n2l_submit(srv, &srv->status_req);
+}
+
+void n2l_tick(struct work_struct *w)
+{
+	struct n2l_net *net = container_of(to_delayed_work(w), struct n2l_net,
+					   tick);
+	struct n2l_nsrv *srv;
+	unsigned int i;
+
+	for (i = 0; i < N2L_NET_SERVERS; i++) {
+		srv = n2l_srv_get(net, i);
+		if (!srv)
+			continue;
+		tick_server(net, srv);
+		n2l_srv_put(srv);
+	}
+	queue_delayed_work(net->tick_wq, &net->tick,
+			   msecs_to_jiffies(N2L_TICK_MS));
+}
+
+/*----------------------------------------------------------------*/
+
+static int net_init(struct n2l_net *net, const struct n2l_net_config *cfg)
+{
+	strscpy(net->devname, cfg->devname, sizeof(net->devname));
+	net->ops = cfg->ops;
+	net->owner = cfg->owner;
+	net->nr_keys = cfg->nr_keys;
+	do {
+		net->device = get_random_u64();
+	} while (!net->device);
+	if (cfg->identity) {
+		net->secure = true;
+		strscpy_pad(net->identity, cfg->identity, sizeof(net->identity));
+		memcpy(net->psk, cfg->psk, N2L_PSK_LEN);
+	}
+	net->timeout_ms = 5000;
+	net->dead_after_ms = 30000;
+	spin_lock_init(&net->lock);
+	mutex_init(&net->table_lock);
+	INIT_DELAYED_WORK(&net->tick, n2l_tick);
+	net->send_wq = alloc_workqueue("nswap2l-send-%s", WQ_MEM_RECLAIM |
+				       WQ_UNBOUND, 0, net->devname);
+	net->event_wq = alloc_workqueue("nswap2l-event-%s", WQ_MEM_RECLAIM |
+					WQ_UNBOUND, 0, net->devname);
+	net->tick_wq = alloc_ordered_workqueue("nswap2l-tick-%s", WQ_MEM_RECLAIM,
+					       net->devname);
+	if (!net->send_wq || !net->event_wq || !net->tick_wq)
+		return -ENOMEM;
+	return n2l_sealer_init(net, cfg->page_key);
+}
+
+static void net_free(struct n2l_net *net)
+{
+	n2l_sealer_exit(net);
+	if (net->tick_wq)
+		destroy_workqueue(net->tick_wq);
+	if (net->event_wq)
+		destroy_workqueue(net->event_wq);
+	if (net->send_wq)
+		destroy_workqueue(net->send_wq);
+	memzero_explicit(net->psk, sizeof(net->psk));
+	kfree(net);
+}
+
+struct n2l_net *n2l_net_create(const struct n2l_net_config *cfg)
+{
+	struct n2l_net *net = kzalloc(sizeof(*net), GFP_KERNEL);
+	int r;
+
+	if (!net)
+		return ERR_PTR(-ENOMEM);
+	r = net_init(net, cfg);
+	if (r) {
+		net_free(net);
+		return ERR_PTR(r);
+	}
+	queue_delayed_work(net->tick_wq, &net->tick, msecs_to_jiffies(N2L_TICK_MS));
+	return net;
+}
+
+/*
+ * The device is going: nothing waits for a server to come back any more.
+ * Requests queued for servers that are not connected fail now, and so do
+ * new ones; connected servers are still served (their pages are dropped).
+ */
+void n2l_net_stop_waiting(struct n2l_net *net)
+{
+	struct n2l_nsrv *srv;
+	LIST_HEAD(failed);
+	unsigned int i;
+
+	WRITE_ONCE(net->stopping, true);
+	for (i = 0; i < N2L_NET_SERVERS; i++) {
+		srv = n2l_srv_get(net, i);
+		if (!srv)
+			continue;
+		spin_lock_irq(&srv->lock);
+		if (!__n2l_connected(srv))
+			__n2l_fail_queued(srv, &failed, N2L_NET_AWAY, false);
+		spin_unlock_irq(&srv->lock);
+		n2l_complete_list(&failed);
+		n2l_srv_put(srv);
+	}
+}
+
+/*
+ * The tick runs until every server is stopped: dropping pages and
+ * stopping wait for requests that only its timeouts may end.
+ */
+void n2l_net_destroy(struct n2l_net *net)
+{
+	unsigned int i;
+
+	if (!net)
+		return;
+	n2l_net_stop_waiting(net);
+	for (i = 0; i < N2L_NET_SERVERS; i++)
+		n2l_net_server_remove(net, i);
+	cancel_delayed_work_sync(&net->tick);
+	net_free(net);
+}

@@ -1,0 +1,228 @@
+"""Network RAM security, end to end in the kernel: pre-shared-key
+authentication of client and server (psk:), pages encrypted and
+authenticated at the client (encrypt:), and pages a server altered,
+swapped or replayed caught by their seals, with or without encryption.
+
+Keys are logon keys in the user keyring, added with add_key(2) as
+`keyctl padd logon` would; the table line names them, never holds them."""
+import hashlib
+import os
+import socket
+import threading
+import time
+
+import pytest
+
+import n2l
+import n2lproto
+from n2llab import add_logon_key
+from test_netram import DELAY_US, netram_device, nswapd, server, servers_up
+
+MB = 1 << 20
+MARKER = b"N2L-PLAINTEXT-MARKER-4f1d9c "     # 28 bytes, repeated over a page
+
+
+def psk_server(lab, mb, table, name="psk"):
+    """An nswapd that authenticates with the keys of table {identity: key}."""
+    path = f"/tmp/n2l/{name}.psk"
+    n2lproto.write_psk_file(path, table)
+    return nswapd(lab, mb, "--psk-file", path)
+
+
+def test_psk_authenticates_both_ways_and_keeps_data(lab):
+    key = os.urandom(32)
+    add_logon_key("nswap2l:node-a", key)
+    srv = psk_server(lab, 32, {"node-a": key})
+    dev = netram_device(lab, "n2l-psk", 16 << 11, [srv], features=["psk:node-a"])
+    n2l.write_pattern(dev.path, 0, 8 * MB, 201)
+    assert n2l.check_pattern(dev.path, 0, 8 * MB, 201) == 0
+    assert server(dev, srv.name)["held"] == 2048
+    table = dev.table()
+    assert "psk:node-a" in table and key.hex() not in table
+    log = srv.read_log()
+    assert "ready (authenticated)" in log, log[-2000:]
+    assert "node-a" not in log and key.hex() not in log, log[-2000:]
+
+
+@pytest.mark.parametrize("case", ["wrong-key", "unknown-identity", "server-without-keys"])
+def test_psk_mismatch_never_connects(lab, case):
+    """A client whose key the server does not share, an identity the server
+    does not know, or a server that cannot prove any key: the server is
+    never up, nothing is stored, and writes go elsewhere (here Flash)."""
+    key = os.urandom(32)
+    add_logon_key(f"nswap2l:node-{case}", key)
+    if case == "wrong-key":
+        srv = psk_server(lab, 32, {f"node-{case}": os.urandom(32)}, case)
+    elif case == "unknown-identity":
+        srv = psk_server(lab, 32, {"someone-else": key}, case)
+    else:
+        srv = nswapd(lab, 32)           # --insecure: it proves nothing
+    f = lab.flash(32)
+    n2l.dmesg_new()
+    dev = lab.device("n2l-pskbad", n2l.table_line(16 << 11, f.path, features=[f"psk:node-{case}"],
+                                                  servers=[srv.name]))
+    time.sleep(5)
+    st = dev.status()
+    assert [s["state"] for s in st["servers"]] != ["up"], st["servers"]
+    n2l.write_pattern(dev.path, 0, 4 * MB, 202)
+    assert n2l.check_pattern(dev.path, 0, 4 * MB, 202) == 0
+    st = dev.status()
+    assert st["netram"]["held"] == 0 and st["flash"]["held"] == 1024, st
+    log = "\n".join(n2l.dmesg_new())
+    assert f"server {srv.name} refused" in log, log[-3000:]
+
+
+class Sniffer(threading.Thread):
+    """Every frame crossing a veth interface (AF_PACKET), until stop()."""
+
+    def __init__(self, ifname):
+        super().__init__(daemon=True)
+        self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+        self.sock.bind((ifname, 0))
+        self.sock.settimeout(0.2)
+        self.data = bytearray()
+        self.frames = 0
+        self.done = threading.Event()
+        self.start()
+
+    def run(self):
+        while not self.done.is_set():
+            try:
+                pkt = self.sock.recv(65536)
+            except socket.timeout:
+                continue
+            self.frames += 1
+            self.data += pkt
+
+    def stop(self):
+        self.done.set()
+        self.join()
+        self.sock.close()
+        return bytes(self.data)
+
+
+def marker_page(slot):
+    return (MARKER * (4096 // len(MARKER) + 1))[:4092] + slot.to_bytes(4, "little")
+
+
+@pytest.mark.parametrize("encrypt", [False, True])
+def test_pages_cross_the_wire_and_rest_on_donors_only_as_ciphertext(lab, encrypt):
+    """What a sniffer on the link sees of a page written and read back:
+    with encrypt: nothing of its plaintext (the server stores what crosses
+    the link); without it, the page itself (the test can fail)."""
+    features = []
+    if encrypt:
+        add_logon_key("n2l:pages-wire", os.urandom(32))
+        features = ["encrypt:n2l:pages-wire"]
+    srv = nswapd(lab, 32)
+    dev = netram_device(lab, "n2l-wire", 16 << 11, [srv], features=features)
+    sniff = Sniffer(srv.link.host_if)
+    data = b"".join(marker_page(i) for i in range(64))
+    with open(dev.path, "r+b", buffering=0) as f:
+        f.write(data)
+        os.fsync(f.fileno())
+    n2l.sh(f"blockdev --flushbufs {dev.path}")
+    got = n2l.sh(f"dd if={dev.path} bs=4096 count=64 iflag=direct status=none | sha256sum")
+    wire = sniff.stop()
+    assert sniff.frames > 64 and len(wire) > len(data), (sniff.frames, len(wire))
+    assert got.split()[0] == hashlib.sha256(data).hexdigest()
+    seen = wire.count(MARKER)
+    if encrypt:
+        assert seen == 0, f"{seen} copies of the plaintext marker crossed the link"
+        assert dev.status()["auth_failures"] == 0
+    else:
+        assert seen >= 64 * 100, f"only {seen} markers seen: the sniffer misses frames"
+
+
+@pytest.mark.parametrize("mode", ["flip-bytes", "other-slot", "old-version"])
+@pytest.mark.parametrize("encrypt", [False, True], ids=["crc32c", "aes-gcm"])
+def test_page_altered_by_a_server_is_never_returned(lab, mode, encrypt):
+    """A server that answers every GET with the right header but altered
+    bytes, another slot's page (with that page's seal) or an older version
+    of the page (with its seal): the seal catches it, the read fails (the
+    only copy) and auth_failures counts it; never a wrong byte. Small, as
+    every slot of a failed read is tried alone."""
+    features = []
+    if encrypt:
+        add_logon_key(f"n2l:pages-{mode}", os.urandom(32))
+        features = [f"encrypt:n2l:pages-{mode}"]
+    evil = lab.server("evil", ["--mode", mode], delay_us=DELAY_US)
+    dev = netram_device(lab, "n2l-seal", 16 << 11, [evil], features=features)
+    dev.message("set", "netram_timeout_ms", "1000")
+    region = 256 << 10                  # 64 slots, and as many elsewhere
+    n2l.write_pattern(dev.path, 4 * MB, region, 208)
+    n2l.write_pattern(dev.path, 0, region, 203)
+    seed = 203
+    if mode == "old-version":           # a second version of every page
+        n2l.write_pattern(dev.path, 0, region, 204)
+        seed = 204
+    n2l.settle()
+    good, wrong, eio = n2l.scan_pattern(dev.path, 0, region, seed)
+    st = dev.status()
+    assert wrong == 0, f"{wrong} blocks of wrong data from a {mode} server"
+    assert (good, eio) == (0, 64), (good, eio)
+    assert st["auth_failures"] >= 64 and st["failed_reads"] >= 64, st
+
+
+@pytest.mark.parametrize("mode", ["bad-tag", "replay"])
+def test_forged_or_replayed_frame_drops_the_connection(lab, mode):
+    """An on-path attacker on an authenticated connection: one reply under
+    a forged tag, or an earlier frame sent again with its own valid tag.
+    The client drops the connection at that frame and believes nothing of
+    it; it reconnects, and every page written reads back."""
+    key = os.urandom(32)
+    ident = f"node-{mode}"
+    add_logon_key(f"nswap2l:{ident}", key)
+    path = f"/tmp/n2l/{mode}.psk"
+    n2lproto.write_psk_file(path, {ident: key})
+    evil = lab.server("evil", ["--mode", mode, "--after", "12", "--times", "1",
+                               "--psk-file", path], delay_us=DELAY_US)
+    f = lab.flash(32)
+    dev = netram_device(lab, "n2l-forge", 16 << 11, [evil], f.path, features=[f"psk:{ident}"])
+    n2l.dmesg_new()
+    n2l.write_pattern(dev.path, 0, 12 * MB, 205)
+    n2l.wait_for(lambda: servers_up(dev, 1), what="the server up again")
+    good, wrong, eio = n2l.scan_pattern(dev.path, 0, 12 * MB, 205)
+    assert (good, wrong, eio) == (3072, 0, 0), (mode, good, wrong, eio)
+    log = "\n".join(n2l.dmesg_new())
+    # A replayed frame fails its tag, or, if it answers no request in
+    # flight, is refused on its header before that.
+    why = "frame tag does not verify" if mode == "bad-tag" else "reply to no request"
+    assert f"protocol error: {why}; dropping the connection" in log, log[-3000:]
+    assert server(dev, evil.name)["held"] > 0
+
+
+def test_persistently_slow_server_is_demoted(lab):
+    """A server that answers every request, but only just under the
+    timeout (a 10 Mbit/s link: a 1 MiB write takes 0.85 s, the timeout is
+    1.2 s), is never down; it is demoted once its mean reply time passes
+    half the timeout: writes go to the fast server though the slow one
+    has twice the room (without demotion it would take all 32 MiB), and
+    what it holds still reads back."""
+    slow = nswapd(lab, 64, rate_mbit=10)
+    fast = nswapd(lab, 32)
+    dev = netram_device(lab, "n2l-slow", 32 << 11, [slow, fast])
+    dev.message("set", "netram_timeout_ms", "1200")
+    n2l.write_pattern(dev.path, 0, 32 * MB, 206)
+    line = [x for x in dev.sysfs_read("servers").splitlines() if x.startswith(slow.name)][0]
+    held_slow, held_fast = server(dev, slow.name)["held"], server(dev, fast.name)["held"]
+    assert "slow=1" in line and "timeouts=0" in line, line
+    assert held_slow + held_fast == 8192
+    assert held_slow <= 6144 and held_fast >= 2048, (held_slow, held_fast, line)
+    assert n2l.check_pattern(dev.path, 0, 32 * MB, 206) == 0
+
+
+def test_server_lying_about_its_room_draws_only_its_share(lab):
+    """A server that claims a billion free pages (and has 64 MiB) next to
+    an honest one with as much: a claim beyond what the device could put
+    there counts for no more, so the writes split about evenly instead of
+    all going to the liar."""
+    liar = lab.server("evil", ["--capacity", "16384", "--lie-free", "1000000000"],
+                      delay_us=DELAY_US)
+    honest = nswapd(lab, 64)
+    dev = netram_device(lab, "n2l-lie", 32 << 11, [liar, honest])
+    n2l.write_pattern(dev.path, 0, 32 * MB, 207)
+    held = {n: server(dev, n)["held"] for n in (liar.name, honest.name)}
+    assert sum(held.values()) == 8192
+    assert 2048 <= held[liar.name] <= 6144, held
+    assert n2l.check_pattern(dev.path, 0, 32 * MB, 207) == 0
