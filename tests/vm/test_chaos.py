@@ -7,6 +7,7 @@ With replicas:2 nothing may be lost: every page verifies, no slot is lost,
 no read fails. With replicas:1 the device must report exactly the slots
 whose only server died, and never return wrong data. After the device is
 removed, no server holds a page of it."""
+import os
 import signal
 import threading
 import time
@@ -105,6 +106,14 @@ class Chaos(threading.Thread):
             i += 1
 
 
+def report(line):
+    """The run's figures: in the kernel log (so in the guest console) and
+    in $N2L_OUT/chaos.txt, since pytest keeps a passing test's output."""
+    n2l.kmsg(line)
+    with open(os.path.join(os.environ.get("N2L_OUT", "/tmp"), "chaos.txt"), "a") as f:
+        f.write(line + "\n")
+
+
 def make_device(lab, name, replicas, servers, flash_mb=192):
     f = lab.flash(flash_mb)
     dev = lab.device(name, table_line(256 << 11, f.path,
@@ -136,9 +145,10 @@ def test_chaos_with_two_replicas_loses_nothing(lab):
     assert p.returncode == 0, out
     st = n2l.wait_for(lambda: settled(dev, 3), timeout=240, what="repairs done")
     swapped = st["netram"]["write_sectors"] * 512
-    print(f"chaos: {len(chaos.events)} events {chaos.events}; "
-          f"{swapped // MB} MiB to Network RAM, {st['rereplicated']} slots "
-          f"re-replicated, lost {st['lost']}, failed reads {st['failed_reads']}")
+    report(f"chaos: {len(chaos.events)} events {chaos.events}; "
+           f"{swapped // MB} MiB to Network RAM, {st['rereplicated']} slots "
+           f"re-replicated, lost {st['lost']}, failed reads {st['failed_reads']}, "
+           f"workload: {out.strip().splitlines()[-1] if out.strip() else '-'}")
     assert {kind for kind, _ in chaos.events} == {"kill", "pause", "shrink"}
     assert swapped >= 128 * MB
     assert st["lost"] == 0 and st["failed_reads"] == 0
@@ -165,6 +175,8 @@ def test_chaos_with_one_replica_reports_exactly_what_died(lab):
                       timeout=120, what="restart noticed")
     assert st["lost"] == held[victim.name]
     good, wrong, eio = n2l.scan_pattern(dev.path, 0, 96 * MB, 61)
+    report(f"chaos, one replica: the killed server held {held[victim.name]} slots; "
+           f"lost {st['lost']}; scan: {good} good, {wrong} wrong, {eio} EIO")
     assert wrong == 0 and eio == st["lost"] and good == 96 * 256 - eio
     dev.remove()
     for srv in servers:

@@ -246,7 +246,9 @@ def main():
         "summary": [s for c in comparisons for s in c.summary(runs)],
         "runs": runs,
     }
-    n2lbench.write_results(OUT, "netram", result, report(result))
+    # A partial run must not overwrite the full one's results.
+    name = "netram" if only == list(makers) else "netram-" + "-".join(only)
+    n2lbench.write_results(OUT, name, result, report(result))
     return 0
 
 
