@@ -339,22 +339,6 @@ static u64 est_free(struct n2l_nsrv *srv)
 	return free > 0 ? free : 0;
 }
 
-/*
- * The room a write may count on at server @i: what it claims, but never
- * more than the device has slots not already there (@held: the device's
- * count per server, read without its lock; a hint). A server that lies
- * about its room then ties with every honest server that could take the
- * rest of the device, and the tie goes to the one holding fewer of our
- * pages: it draws its share of the writes, not all of them.
- */
-static u64 __room(struct n2l_net *net, unsigned int i, const u32 *held)
-{
-	u64 free = est_free(net->servers[i]);
-	u64 h = held ? READ_ONCE(held[i]) : 0;
-
-	return min(free, net->nr_keys > h ? net->nr_keys - h : 0);
-}
-
 bool n2l_net_server_info(struct n2l_net *net, unsigned int idx,
 			 struct n2l_net_info *info)
 {
@@ -395,6 +379,24 @@ u64 n2l_net_free_total(struct n2l_net *net, u64 avoid)
 	return sum;
 }
 
+/*
+ * The room a write may count on at server @i: what it claims, but never
+ * more than the device has slots. A server that lies about its room then
+ * ties with every honest server that could take the whole device, and
+ * ties go to the server holding fewer of our pages (@held: the device's
+ * count per server, read without its lock; a hint): it draws its share
+ * of the writes, not all of them.
+ */
+static u64 __room(struct n2l_net *net, unsigned int i)
+{
+	return min(est_free(net->servers[i]), net->nr_keys);
+}
+
+static u32 held_at(const u32 *held, unsigned int i)
+{
+	return held ? READ_ONCE(held[i]) : 0;
+}
+
 /* The usable server not in @taken with the most room for @pages; -1 if none. */
 static int __roomiest(struct n2l_net *net, u32 pages, u64 taken,
 		      const u32 *held, bool slow)
@@ -409,8 +411,11 @@ static int __roomiest(struct n2l_net *net, u32 pages, u64 taken,
 		if ((taken & BIT_ULL(i)) || !__usable(srv) ||
 		    n2l_srv_slow(srv) != slow)
 			continue;
-		f = __room(net, i, held);
-		if (f >= pages && f > best_free) {
+		f = __room(net, i);
+		if (f < pages)
+			continue;
+		if (best < 0 || f > best_free ||
+		    (f == best_free && held_at(held, i) < held_at(held, best))) {
 			best_free = f;
 			best = i;
 		}
