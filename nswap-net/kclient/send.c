@@ -267,29 +267,29 @@ void n2l_send_work(struct work_struct *w)
 /*----------------------------------------------------------------*/
 /* Requests, as the target makes them. */
 
-void n2l_net_put(struct n2l_net_req *req, u64 key, u32 count, u64 vers,
-		 const struct n2l_sealed *sd)
+static void req_init(struct n2l_net_req *req, u8 op, u64 key, u32 count,
+		     u64 vers, struct bio *bio)
 {
 	memset(req, 0, sizeof(*req));
 	INIT_LIST_HEAD(&req->node);
-	req->op = N2L_OP_PUT;
+	req->op = op;
 	req->key = key;
 	req->count = count;
 	req->vers = vers;
-	req->bio = sd->wire;
+	req->bio = bio;
+}
+
+void n2l_net_put(struct n2l_net_req *req, u64 key, u32 count, u64 vers,
+		 const struct n2l_sealed *sd)
+{
+	req_init(req, N2L_OP_PUT, key, count, vers, sd->wire);
 	req->seals = sd->seals;
 }
 
 void n2l_net_get(struct n2l_net_req *req, u64 key, u32 count, u64 vers,
 		 struct bio *dst)
 {
-	memset(req, 0, sizeof(*req));
-	INIT_LIST_HEAD(&req->node);
-	req->op = N2L_OP_GET;
-	req->key = key;
-	req->count = count;
-	req->vers = vers;
-	req->bio = dst;
+	req_init(req, N2L_OP_GET, key, count, vers, dst);
 }
 
 void n2l_net_submit(struct n2l_net *net, unsigned int idx,

@@ -382,10 +382,8 @@ u64 n2l_net_free_total(struct n2l_net *net, u64 avoid)
 /*
  * The room a write may count on at server @i: what it claims, but never
  * more than the device has slots. A server that lies about its room then
- * ties with every honest server that could take the whole device, and
- * ties go to the server holding fewer of our pages (@held: the device's
- * count per server, read without its lock; a hint): it draws its share
- * of the writes, not all of them.
+ * ties with every honest server that could take the whole device (see
+ * __roomiest() for ties): it draws its share of the writes, not all.
  */
 static u64 __room(struct n2l_net *net, unsigned int i)
 {
@@ -397,7 +395,11 @@ static u32 held_at(const u32 *held, unsigned int i)
 	return held ? READ_ONCE(held[i]) : 0;
 }
 
-/* The usable server not in @taken with the most room for @pages; -1 if none. */
+/*
+ * The usable server not in @taken with the most room for @pages; -1 if
+ * none. Ties go to the server holding fewer of our pages (@held: the
+ * device's count per server, read without its lock; a hint).
+ */
 static int __roomiest(struct n2l_net *net, u32 pages, u64 taken,
 		      const u32 *held, bool slow)
 {
