@@ -409,7 +409,8 @@ static enum place_result place_write(struct n2l_store *s, struct n2l_io *io)
 	m = __choose(s, io, e);
 	if (m == N2L_NONE) {
 		bool later = __n2l_free_pending(s) || s->gate.draining ||
-			     __n2l_netram_waiting(s, io);
+			     __n2l_netram_waiting(s, io) ||
+			     __n2l_netram_room_coming(s);
 
 		spin_unlock_irqrestore(&s->lock, flags);
 		return later ? PLACE_LATER : PLACE_NOSPC;

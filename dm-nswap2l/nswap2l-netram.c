@@ -95,6 +95,16 @@ bool __n2l_netram_waiting(struct n2l_store *s, struct n2l_io *io)
 	return false;
 }
 
+/*
+ * No medium has room, but the servers will have some shortly: overwrites
+ * in flight free their old copies when they land. A full device is
+ * always overwritable.
+ */
+bool __n2l_netram_room_coming(struct n2l_store *s)
+{
+	return s->netram.present && n2l_net_room_coming(net_of(s));
+}
+
 /* Forget (@slot, @vers) on every server of @g but those in @keep. */
 void __n2l_netram_inval_group(struct n2l_store *s, unsigned int g,
 			      n2l_slot_t slot, u64 vers, const u8 *keep,

@@ -168,6 +168,13 @@ static void ev_usable(void *owner, unsigned int idx)
 	n2l_repair_kick(s);
 }
 
+static void ev_room(void *owner)
+{
+	struct n2l_store *s = owner;
+
+	queue_work(s->wq, &s->worker);
+}
+
 static void ev_away(void *owner, unsigned int idx)
 {
 	struct n2l_store *s = owner;
@@ -343,6 +350,7 @@ const struct n2l_net_ops n2l_net_ops = {
 	.list_copies = ev_list_copies,
 	.missing = ev_missing,
 	.usable = ev_usable,
+	.room = ev_room,
 	.away = ev_away,
 	.moved = ev_moved,
 	.returned = ev_returned,

@@ -328,6 +328,7 @@ int __n2l_netram_place(struct n2l_store *s, u32 pages, u64 avoid,
 		       unsigned int want, unsigned int need, u8 *srv,
 		       unsigned int *nsrv, u64 *vers);
 bool __n2l_netram_waiting(struct n2l_store *s, struct n2l_io *io);
+bool __n2l_netram_room_coming(struct n2l_store *s);
 void n2l_netram_write(struct n2l_store *s, struct bio *bio);
 void n2l_netram_read(struct n2l_store *s, struct bio *bio);
 int n2l_netram_pick_reader(struct n2l_store *s, unsigned int g, u64 tried);

@@ -238,5 +238,7 @@ void n2l_event_work(struct work_struct *w)
 		net->ops->usable(net->owner, srv->idx);
 	if (test_and_clear_bit(N2L_EV_SRVOPS, &srv->events))
 		handle_srvops(srv);
+	if (test_and_clear_bit(N2L_EV_ROOM, &srv->events))
+		net->ops->room(net->owner);
 	memalloc_noio_restore(noio);
 }

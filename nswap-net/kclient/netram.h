@@ -136,6 +136,8 @@ struct n2l_net_ops {
 	int (*returned)(void *owner, unsigned int from,
 			const struct n2l_copy *copies, u32 n, struct bio *pages,
 			const unsigned long *bad);
+	/* Room may have appeared after n2l_net_room_coming() said so. */
+	void (*room)(void *owner);
 };
 
 struct n2l_net_config {
@@ -174,6 +176,12 @@ bool n2l_net_usable(struct n2l_net *net, unsigned int idx);
 bool n2l_net_readable(struct n2l_net *net, unsigned int idx);
 u64 n2l_net_free(struct n2l_net *net, unsigned int idx);
 u64 n2l_net_free_total(struct n2l_net *net, u64 avoid);
+/*
+ * Whether room may appear on a usable server with nothing new sent: PUTs
+ * in flight (an overwrite frees its old copies when it lands) or
+ * invalidations not yet answered. When true, ops->room follows.
+ */
+bool n2l_net_room_coming(struct n2l_net *net);
 unsigned int n2l_net_best(struct n2l_net *net, u32 pages, u64 avoid,
 			  const u32 *held, unsigned int want, u8 *out);
 u32 n2l_net_inflight(struct n2l_net *net, unsigned int idx);

@@ -99,6 +99,7 @@ enum {
 	N2L_EV_AWAY,
 	N2L_EV_USABLE,
 	N2L_EV_SRVOPS,
+	N2L_EV_ROOM,		/* an INVAL answered while a write waits for room */
 };
 
 /* One direction of an authenticated session. */
@@ -203,6 +204,7 @@ struct n2l_net {
 	struct workqueue_struct *event_wq;
 	struct workqueue_struct *tick_wq;
 	struct delayed_work tick;
+	atomic_t room_wanted;		/* a write waits: see n2l_net_room_coming() */
 	bool stopping;
 };
 

@@ -81,8 +81,13 @@ void n2l_srv_disconnect(struct n2l_nsrv *srv, struct socket *only)
 
 static void inval_done(struct n2l_net_req *req)
 {
+	struct n2l_nsrv *srv = req->srv;
+
+	/* The reply said how much room the server has now. */
+	if (atomic_xchg(&srv->net->room_wanted, 0))
+		n2l_srv_event(srv, N2L_EV_ROOM);
 	/* More may be waiting; a lost batch is reconciliation's business. */
-	queue_work(req->srv->net->send_wq, &req->srv->send_work);
+	queue_work(srv->net->send_wq, &srv->send_work);
 }
 
 static void status_done(struct n2l_net_req *req)
@@ -377,6 +382,39 @@ u64 n2l_net_free_total(struct n2l_net *net, u64 avoid)
 			sum += est_free(net->servers[i]);
 	spin_unlock_irqrestore(&net->lock, flags);
 	return sum;
+}
+
+static bool __room_coming(struct n2l_nsrv *srv)
+{
+	bool coming;
+
+	spin_lock(&srv->lock);
+	coming = atomic_read(&srv->put_pages_inflight) ||
+		 srv->inval_head != srv->inval_tail ||
+		 READ_ONCE(srv->inval_req.state) != N2L_REQ_IDLE;
+	spin_unlock(&srv->lock);
+	return coming;
+}
+
+bool n2l_net_room_coming(struct n2l_net *net)
+{
+	unsigned long flags;
+	bool coming = false;
+	unsigned int i;
+
+	/*
+	 * Asked for before looking, so that no answer slips between: an
+	 * invalidation's answer raises the room event; a PUT in flight ends
+	 * in the owner's write completion, which tries again anyway. The
+	 * exchange orders the ask before the look.
+	 */
+	atomic_xchg(&net->room_wanted, 1);
+	spin_lock_irqsave(&net->lock, flags);
+	for (i = 0; i < N2L_NET_SERVERS && !coming; i++)
+		coming = __usable(net->servers[i]) &&
+			 __room_coming(net->servers[i]);
+	spin_unlock_irqrestore(&net->lock, flags);
+	return coming;
 }
 
 /*

@@ -56,6 +56,26 @@ def test_netram_only_fio_verify_spreads_over_servers(lab):
     fio_verify(dev.path, "write", "1M", "48M", iodepth=4)
 
 
+def test_full_two_replica_device_takes_overwrites(lab):
+    """Each server has room for one copy of the device and 2 MiB more.
+    Once full, every overwrite needs a new copy on both servers before the
+    old ones go: a server's room must be its free space, not the device's
+    size less what it holds (which is 0 here and refused with ENOSPC)."""
+    a, b = nswapd(lab, 34), nswapd(lab, 34)
+    dev = netram_device(lab, "n2l-rep", 32 << 11, [a, b],
+                        features=["replicas:2"])
+    fio_verify(dev.path, "write", "1M", "32M", iodepth=4)
+    assert [s["held"] for s in dev.status()["servers"]] == [8192, 8192]
+    fio_verify(dev.path, "randwrite", "4k", "32M")
+    # 1 MiB writes, 4 at once: more than the 2 MiB spare until the old
+    # copies go. They wait for that room, or land once and are repaired.
+    fio_verify(dev.path, "write", "1M", "32M", iodepth=4)
+    st = dev.status()
+    assert st["mapped"] == 8192 and st["nospc"] == st["lost"] == 0, st
+    n2l.wait_for(lambda: not dev.status()["underreplicated"], what="repairs")
+    assert [s["held"] for s in dev.status()["servers"]] == [8192, 8192]
+
+
 def test_one_megabyte_write_is_one_request(lab):
     a = nswapd(lab, 32)
     dev = netram_device(lab, "n2l-req", 32 << 11, [a])
