@@ -8,10 +8,10 @@
 # make bench            the workloads on every configuration, quick (results/)
 # make bench-full       the same, the whole matrix at full size (results/)
 #
-# The module is built for KVER, the newest kernel whose headers are
-# installed (Debian's linux-headers-amd64), not for the running kernel.
+# The module is built for KVER (userspace/kver: default the newest 6.1,
+# Debian 12's kernel, with headers installed), not for the running kernel.
 
-KVER ?= $(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -1 | cut -d/ -f4)
+KVER ?= $(shell userspace/kver)
 KDIR ?= /lib/modules/$(KVER)/build
 export KVER
 
@@ -24,13 +24,20 @@ PORTABLE_SRC := dm-nswap2l/slotmap.c dm-nswap2l/runalloc.c $(wildcard policies/*
 PORTABLE_HDR := $(wildcard dm-nswap2l/*.h policies/*.h userspace/include/*.h)
 TOOLS := build/tools/n2l-pattern build/tools/n2l-race
 
-.PHONY: all setup module tools unit lint vm-test check demo bench-overhead bench-netram \
+.PHONY: all setup module modules tools unit lint vm-test check demo bench-overhead bench-netram \
 	bench bench-full bench-unit clean
 
 all: module tools
 
+# Each kernel's module in a tree of its own: build/kmod/$(KVER)/nswap2l.ko.
+KTREE := build/kmod/$(KVER)
 module:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+	userspace/kmod-tree $(KTREE)
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(KTREE) W=1 modules
+
+# The module for every installed kernel (userspace/kver --all).
+modules:
+	for v in $$(userspace/kver --all); do $(MAKE) --no-print-directory module KVER=$$v || exit 1; done
 
 tools: $(TOOLS)
 
@@ -48,7 +55,7 @@ unit: build/unit
 lint:
 	tests/lint
 
-vm-test: module tools nswapd sim workloads
+vm-test: modules tools nswapd sim workloads
 	tests/vm/run
 
 # Installs what is missing (apt, pip); quick when nothing is.
@@ -83,7 +90,6 @@ bench-unit:
 	python3 -m pytest -p no:cacheprovider -q -rfE tests/bench
 
 clean:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	rm -rf build
 
 # nswapd, the Network RAM page server, and its tests and fuzzing

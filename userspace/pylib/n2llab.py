@@ -15,7 +15,9 @@ import sys
 import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-MODULE = os.path.join(REPO, "nswap2l.ko")
+# Built for every kernel by make module KVER=...: the running one's.
+MODULE = os.environ.get("N2L_MODULE") or os.path.join(
+    REPO, "build", "kmod", os.uname().release, "nswap2l.ko")
 TOOLS = os.path.join(REPO, "build", "tools")
 NSWAPD = os.path.join(REPO, "build", "nswapd")
 NULLB = "/sys/kernel/config/nullb"
