@@ -63,10 +63,15 @@ int __n2l_netram_place(struct n2l_store *s, u32 pages, u64 avoid,
 	return g;
 }
 
-/* A write to @srv has installed itself or was dropped. */
+/*
+ * A write to @srv has installed itself or was dropped; writes waiting for
+ * room (see __n2l_netram_room_coming()) may look again.
+ */
 void n2l_netram_settled(struct n2l_store *s, unsigned int srv)
 {
-	atomic_dec(&s->netram.unsettled[srv]);
+	if (atomic_dec_and_test(&s->netram.unsettled[srv]) &&
+	    READ_ONCE(s->deferred_nr))
+		queue_work(s->wq, &s->worker);
 }
 
 /*
@@ -97,12 +102,22 @@ bool __n2l_netram_waiting(struct n2l_store *s, struct n2l_io *io)
 
 /*
  * No medium has room, but the servers will have some shortly: overwrites
- * in flight free their old copies when they land. A full device is
- * always overwritable.
+ * in flight free their old copies when they land, from the PUT until the
+ * slot map points at the new copy (unsettled) and then until the servers
+ * answer the invalidations. A full device is always overwritable.
  */
 bool __n2l_netram_room_coming(struct n2l_store *s)
 {
-	return s->netram.present && n2l_net_room_coming(net_of(s));
+	bool coming = false;
+	unsigned int i;
+
+	lockdep_assert_held(&s->lock);
+	if (!s->netram.present)
+		return false;
+	for (i = 0; i < N2L_NET_SERVERS && !coming; i++)
+		coming = atomic_read(&s->netram.unsettled[i]);
+	/* Asked even so: the answer to an invalidation must wake us. */
+	return n2l_net_room_coming(net_of(s)) || coming;
 }
 
 /* Forget (@slot, @vers) on every server of @g but those in @keep. */

@@ -163,6 +163,7 @@ struct n2l_nsrv {
 	 * demoted (see n2l_srv_slow()).
 	 */
 	atomic_t latency_us;
+	bool latency_seeded;		/* the receiver's: a first reply came */
 
 	/* Preallocated: talking to the server never waits for memory. */
 	struct n2l_net_req inval_req;

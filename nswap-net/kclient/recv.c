@@ -22,10 +22,16 @@ static int protocol_error(struct n2l_nsrv *srv, const char *what)
 /* One more reply time into the server's mean (only the receiver writes). */
 static void note_latency(struct n2l_nsrv *srv, struct n2l_net_req *req)
 {
-	unsigned int us = jiffies_to_usecs(jiffies - READ_ONCE(req->sent_at));
+	unsigned int us = min(jiffies_to_usecs(jiffies - READ_ONCE(req->sent_at)),
+			      INT_MAX / 2U);
 	int mean = atomic_read(&srv->latency_us);
 
-	atomic_set(&srv->latency_us, mean - mean / 8 + (int)min(us, INT_MAX / 2U) / 8);
+	/* The first reply is the mean, as TCP seeds its SRTT (RFC 6298). */
+	if (!srv->latency_seeded) {
+		srv->latency_seeded = true;
+		mean = us;
+	}
+	atomic_set(&srv->latency_us, mean - mean / 8 + (int)us / 8);
 }
 
 void n2l_note_info(struct n2l_nsrv *srv, const struct n2l_info *info)
