@@ -10,7 +10,6 @@
 #include <net/sock.h>
 
 #include "nnet.h"
-#include "kcompat.h"
 
 /*
  * Addresses: "a.b.c.d:port" or "[v6]:port", literal only (no DNS here).
@@ -109,30 +108,6 @@ int n2l_wire_buf(struct socket *sock, void *buf, size_t len, bool send,
 }
 
 /*
- * One segment of a frame's pages, sent by reference where the network
- * may hold on to the page (not slab memory: see sendpage_ok()).
- */
-static int wire_send_page(struct socket *sock, struct bio_vec *bv, int flags)
-{
-	unsigned int noreclaim = memalloc_noreclaim_save();
-	struct bio_vec part = *bv;
-	int r = 0;
-
-	while (part.bv_len) {
-		r = n2l_sock_send_page(sock, &part, flags);
-		if (r <= 0) {
-			r = r ? r : -ECONNRESET;
-			break;
-		}
-		part.bv_offset += r;
-		part.bv_len -= r;
-		r = 0;
-	}
-	memalloc_noreclaim_restore(noreclaim);
-	return r;
-}
-
-/*
  * The data of @bio, segment by segment, straight from or into its pages.
  * A send holds back a partial segment only while more of the frame
  * follows: the last one goes out at once, or the frame's tail would wait
@@ -150,13 +125,9 @@ int n2l_wire_bio(struct socket *sock, struct bio *bio, bool send, bool more)
 			.msg_flags = MSG_NOSIGNAL | (last ? 0 : MSG_MORE),
 		};
 
-		if (send && sendpage_ok(bv.bv_page)) {
-			r = wire_send_page(sock, &bv, msg.msg_flags);
-		} else {
-			iov_iter_bvec(&msg.msg_iter, send ? ITER_SOURCE : ITER_DEST,
-				      &bv, 1, bv.bv_len);
-			r = wire_xfer(sock, &msg, send);
-		}
+		iov_iter_bvec(&msg.msg_iter, send ? ITER_SOURCE : ITER_DEST,
+			      &bv, 1, bv.bv_len);
+		r = wire_xfer(sock, &msg, send);
 		if (r)
 			return r;
 	}
