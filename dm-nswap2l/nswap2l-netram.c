@@ -50,12 +50,13 @@ int __n2l_netram_place(struct n2l_store *s, u32 pages, u64 avoid,
 	lockdep_assert_held(&s->lock);
 	if (nr->next_version > SME_VERS_MAX)
 		return -ENOSPC;	/* 2^48 writes: Network RAM is done */
-	n = n2l_net_best(nr->net, pages, avoid, nr->srv_held, want, srv);
-	if (n < max(need, 1U))
-		return -ENOSPC;
-	g = __n2l_group_get(s, srv, n);
-	if (g < 0)
+	n = n2l_net_reserve(nr->net, pages, avoid, nr->srv_held, want, srv);
+	g = n < max(need, 1U) ? -ENOSPC : __n2l_group_get(s, srv, n);
+	if (g < 0) {
+		for (i = 0; i < n; i++)
+			n2l_net_unreserve(nr->net, srv[i], pages);
 		return g;
+	}
 	*nsrv = n;
 	*vers = nr->next_version++;
 	for (i = 0; i < n; i++)
@@ -214,14 +215,16 @@ void n2l_netram_write(struct n2l_store *s, struct bio *bio)
 			 io->nr, io->vers, GFP_NOIO);
 	if (r) {
 		DMERR_LIMIT("%s: cannot seal a write: %d", dm_device_name(s->md), r);
+		for (i = 0; i < n; i++)
+			n2l_net_unreserve(net_of(s), io->srv[i], io->nr);
 		bio->bi_status = BLK_STS_RESOURCE;
 		bio_endio(bio);
 		return;
 	}
 	atomic_set(&io->pending, n);
 	for (i = 0; i < n; i++) {
-		n2l_net_put(&io->req[i], from_slot(io->slot), io->nr, io->vers,
-			    &io->sealed);
+		n2l_net_put_reserved(&io->req[i], from_slot(io->slot), io->nr,
+				     io->vers, &io->sealed);
 		io->req[i].done = put_done;
 		io->req[i].private = io;
 	}

@@ -99,9 +99,34 @@ static void end_writing(struct n2l_store *s, n2l_slot_t first, u32 n)
 }
 
 /*
+ * No server took the write: whether to wait and offer it again. Only when
+ * no block medium has room (it goes there otherwise) and Network RAM will
+ * have some: room on its way (invalidations, a reconciliation), or a
+ * server reconnecting, for as long as a server may be down before it is
+ * away. A refused write on a full device waits as a deferred one does.
+ */
+static bool slow_write_may_wait(struct n2l_store *s, struct n2l_io *io,
+				unsigned long give_up)
+{
+	u32 free[N2L_NR_MEDIA];
+	bool wait;
+
+	if (time_after(jiffies, give_up))
+		return false;
+	spin_lock_irq(&s->lock);
+	__n2l_media_free(s, free, 0);
+	free[N2L_NETRAM] = 0;
+	wait = __n2l_ask_placement(s, free, N2L_NONE) == N2L_NONE &&
+	       (__n2l_netram_room_coming(s) || __n2l_netram_waiting(s, io));
+	spin_unlock_irq(&s->lock);
+	return wait;
+}
+
+/*
  * The servers that stored the write keep their copies; the others are let
- * go, and as many servers with room as it takes replace them. The write
- * lands if at least one server holds it; false if none does.
+ * go, and as many servers with room as it takes replace them, waiting for
+ * room when there is none yet. The write lands if at least one server
+ * holds it; false if none does.
  */
 static bool slow_write_netram(struct n2l_store *s, struct bio *bio,
 			      struct n2l_io *io)
@@ -109,6 +134,7 @@ static bool slow_write_netram(struct n2l_store *s, struct bio *bio,
 	u32 failed = atomic_read(&io->failed);
 	unsigned int k, nkeep = 0, want;
 	u8 keep[N2L_MAX_REPLICAS], cand;
+	unsigned long give_up;
 	u64 avoid = 0;
 	int g = -1;
 
@@ -124,13 +150,20 @@ static bool slow_write_netram(struct n2l_store *s, struct bio *bio,
 	spin_unlock_irq(&s->lock);
 
 	want = READ_ONCE(s->netram.replicas);
-	while (nkeep < want &&
-	       n2l_net_best(s->netram.net, io->nr, avoid, s->netram.srv_held, 1,
-			    &cand)) {
-		avoid |= BIT_ULL(cand);
-		if (!n2l_netram_put_sync(s, cand, from_slot(io->slot), io->nr,
-					 io->vers, bio, 0))
-			keep[nkeep++] = cand;
+	give_up = jiffies + msecs_to_jiffies(READ_ONCE(s->netram.dead_after_ms));
+	for (;;) {
+		while (nkeep < want &&
+		       n2l_net_best(s->netram.net, io->nr, avoid,
+				    s->netram.srv_held, 1, &cand)) {
+			avoid |= BIT_ULL(cand);
+			if (!n2l_netram_put_sync(s, cand, from_slot(io->slot),
+						 io->nr, io->vers, bio, 0))
+				keep[nkeep++] = cand;
+		}
+		if (nkeep || !slow_write_may_wait(s, io, give_up))
+			break;
+		msleep(N2L_SLOW_RETRY_MS);
+		avoid = 0;	/* those that refused it may take it now */
 	}
 	if (nkeep) {
 		spin_lock_irq(&s->lock);

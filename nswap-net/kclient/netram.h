@@ -69,6 +69,7 @@ struct n2l_net_req {
 	u8 state;			/* internal: enum n2l_req_state */
 	u8 busy;			/* internal: sender, receiver at work */
 	u16 flags;			/* N2L_F_REPLY: our answer to the server */
+	bool reserved;			/* PUT: its room taken at placement */
 	u32 count;
 	u64 key;
 	u64 vers;
@@ -177,13 +178,21 @@ bool n2l_net_readable(struct n2l_net *net, unsigned int idx);
 u64 n2l_net_free(struct n2l_net *net, unsigned int idx);
 u64 n2l_net_free_total(struct n2l_net *net, u64 avoid);
 /*
- * Whether room may appear on a usable server with nothing new sent: PUTs
- * in flight (an overwrite frees its old copies when it lands) or
- * invalidations not yet answered. When true, ops->room follows.
+ * Whether room may appear on a server with nothing new sent: PUTs in
+ * flight (an overwrite frees its old copies when it lands), invalidations
+ * not yet answered, or a reconciliation under way. When true, ops->room
+ * or ops->usable follows.
  */
 bool n2l_net_room_coming(struct n2l_net *net);
 unsigned int n2l_net_best(struct n2l_net *net, u32 pages, u64 avoid,
 			  const u32 *held, unsigned int want, u8 *out);
+/*
+ * n2l_net_best() with @pages of room taken on each server chosen: each
+ * gets a PUT made by n2l_net_put_reserved() or n2l_net_unreserve().
+ */
+unsigned int n2l_net_reserve(struct n2l_net *net, u32 pages, u64 avoid,
+			     const u32 *held, unsigned int want, u8 *out);
+void n2l_net_unreserve(struct n2l_net *net, unsigned int idx, u32 pages);
 u32 n2l_net_inflight(struct n2l_net *net, unsigned int idx);
 int n2l_net_emit_stats(struct n2l_net *net, unsigned int idx, char *buf,
 		       size_t len);
@@ -203,6 +212,9 @@ void n2l_net_unseal(struct n2l_net *net, struct n2l_sealed *sd);
 /* Requests. */
 void n2l_net_put(struct n2l_net_req *req, u64 key, u32 count, u64 vers,
 		 const struct n2l_sealed *sd);
+/* A PUT to a server whose room n2l_net_reserve() took. */
+void n2l_net_put_reserved(struct n2l_net_req *req, u64 key, u32 count,
+			  u64 vers, const struct n2l_sealed *sd);
 void n2l_net_get(struct n2l_net_req *req, u64 key, u32 count, u64 vers,
 		 struct bio *dst);
 void n2l_net_submit(struct n2l_net *net, unsigned int idx,

@@ -40,7 +40,12 @@
 #define N2L_TAGS		256	/* requests in flight per connection */
 #define N2L_TAG_BITS		8
 #define N2L_INVAL_RING		8192	/* invalidations waiting per server */
-#define N2L_INVAL_BATCH		512	/* entries per INVAL frame */
+/*
+ * Entries per INVAL frame, one frame in flight: a stream of 1 MiB
+ * overwrites frees 1024 pages per four PUTs answered, and an INVAL must
+ * keep up or the ring overflows into a reconciliation.
+ */
+#define N2L_INVAL_BATCH		1024
 #define N2L_RETAIN_BATCH	1024	/* entries per RETAIN frame */
 #define N2L_MAX_SRVOPS		4	/* MOVED/RETURN waiting per server */
 #define N2L_TICK_MS		200

@@ -286,6 +286,13 @@ void n2l_net_put(struct n2l_net_req *req, u64 key, u32 count, u64 vers,
 	req->seals = sd->seals;
 }
 
+void n2l_net_put_reserved(struct n2l_net_req *req, u64 key, u32 count,
+			  u64 vers, const struct n2l_sealed *sd)
+{
+	n2l_net_put(req, key, count, vers, sd);
+	req->reserved = true;
+}
+
 void n2l_net_get(struct n2l_net_req *req, u64 key, u32 count, u64 vers,
 		 struct bio *dst)
 {
@@ -302,7 +309,7 @@ void n2l_net_submit(struct n2l_net *net, unsigned int idx,
 		n2l_req_end(req, N2L_NET_AWAY);
 		return;
 	}
-	if (n2l_is_put(req))
+	if (n2l_is_put(req) && !req->reserved)
 		atomic_add(req->count, &srv->put_pages_inflight);
 	n2l_submit(srv, req);
 	n2l_srv_put(srv);
@@ -353,11 +360,13 @@ void n2l_net_inval(struct n2l_net *net, unsigned int idx, u64 key, u64 vers)
 		spin_lock(&srv->lock);
 		/*
 		 * Not connected: reconciliation at the next connect drops
-		 * it. A full ring: reconcile now.
+		 * it. A full ring: reconcile now, and take no writes until
+		 * then, as room that is coming (n2l_net_room_coming()).
 		 */
 		if (!__n2l_connected(srv)) {
 			;
 		} else if (srv->inval_tail - srv->inval_head >= N2L_INVAL_RING) {
+			srv->state = N2L_SRV_RECONCILING;
 			if (!test_and_set_bit(N2L_EV_RECONCILE, &srv->events))
 				queue_work(net->event_wq, &srv->event_work);
 		} else {

@@ -396,6 +396,17 @@ static bool __room_coming(struct n2l_nsrv *srv)
 	return coming;
 }
 
+/*
+ * A server being reconciled (see n2l_net_inval(): the invalidations that
+ * overflowed its ring) will have the room they name, though nothing is in
+ * flight yet. The end makes it usable, which wakes the writes.
+ */
+static bool __reconcile_coming(struct n2l_nsrv *srv)
+{
+	return srv && !READ_ONCE(srv->draining) &&
+	       READ_ONCE(srv->state) == N2L_SRV_RECONCILING;
+}
+
 bool n2l_net_room_coming(struct n2l_net *net)
 {
 	unsigned long flags;
@@ -411,8 +422,9 @@ bool n2l_net_room_coming(struct n2l_net *net)
 	atomic_xchg(&net->room_wanted, 1);
 	spin_lock_irqsave(&net->lock, flags);
 	for (i = 0; i < N2L_NET_SERVERS && !coming; i++)
-		coming = __usable(net->servers[i]) &&
-			 __room_coming(net->servers[i]);
+		coming = (__usable(net->servers[i]) &&
+			  __room_coming(net->servers[i])) ||
+			 __reconcile_coming(net->servers[i]);
 	spin_unlock_irqrestore(&net->lock, flags);
 	return coming;
 }
@@ -468,15 +480,13 @@ static int __roomiest(struct n2l_net *net, u32 pages, u64 taken,
  * those with the most room first, slow ones only when the others are
  * not enough, into @out; how many.
  */
-unsigned int n2l_net_best(struct n2l_net *net, u32 pages, u64 avoid,
-			  const u32 *held, unsigned int want, u8 *out)
+static unsigned int __best(struct n2l_net *net, u32 pages, u64 avoid,
+			   const u32 *held, unsigned int want, u8 *out)
 {
-	unsigned long flags;
 	u64 taken = avoid;
 	unsigned int n;
 	int best;
 
-	spin_lock_irqsave(&net->lock, flags);
 	for (n = 0; n < want; n++) {
 		best = __roomiest(net, pages, taken, held, false);
 		if (best < 0)
@@ -486,8 +496,49 @@ unsigned int n2l_net_best(struct n2l_net *net, u32 pages, u64 avoid,
 		out[n] = best;
 		taken |= BIT_ULL(best);
 	}
+	return n;
+}
+
+unsigned int n2l_net_best(struct n2l_net *net, u32 pages, u64 avoid,
+			  const u32 *held, unsigned int want, u8 *out)
+{
+	unsigned long flags;
+	unsigned int n;
+
+	spin_lock_irqsave(&net->lock, flags);
+	n = __best(net, pages, avoid, held, want, out);
 	spin_unlock_irqrestore(&net->lock, flags);
 	return n;
+}
+
+/*
+ * As n2l_net_best(), and the room taken in the same critical section: two
+ * writes placed at once (a bio mapped while the worker retries a deferred
+ * one) must not both count on the last free pages of a server, or one of
+ * them is refused and, with every copy refused, fails with ENOSPC.
+ */
+unsigned int n2l_net_reserve(struct n2l_net *net, u32 pages, u64 avoid,
+			     const u32 *held, unsigned int want, u8 *out)
+{
+	unsigned long flags;
+	unsigned int n, i;
+
+	spin_lock_irqsave(&net->lock, flags);
+	n = __best(net, pages, avoid, held, want, out);
+	for (i = 0; i < n; i++)
+		atomic_add(pages, &net->servers[out[i]]->put_pages_inflight);
+	spin_unlock_irqrestore(&net->lock, flags);
+	return n;
+}
+
+void n2l_net_unreserve(struct n2l_net *net, unsigned int idx, u32 pages)
+{
+	struct n2l_nsrv *srv = n2l_srv_get(net, idx);
+
+	if (srv) {
+		atomic_sub(pages, &srv->put_pages_inflight);
+		n2l_srv_put(srv);
+	}
 }
 
 int n2l_net_server_name(struct n2l_net *net, unsigned int idx, char *buf,

@@ -35,6 +35,9 @@ it in the log (n2llab.Process.read_log).
                         read, then (after --early-delay-s) read its pages
                         and store them
   --slow-puts N:S       wait S seconds before each of the next N PUTs
+  --late-invals N:S     answer each of the next N INVALs S seconds late
+                        (dropping its pages then), serving every other
+                        request meanwhile
 
 SIGUSR2 pauses (and resumes) every connection: nothing is read or
 answered, the connections stay open (--pause-on-signal is the same
@@ -161,9 +164,14 @@ class Server:
         if args.slow_puts:
             n, s = args.slow_puts.split(":")
             self.slow_left, self.slow_s = int(n), float(s)
+        self.late_left, self.late_s = 0, 0.0
+        if args.late_invals:
+            n, s = args.late_invals.split(":")
+            self.late_left, self.late_s = int(n), float(s)
         self.behaviour = next((b for b in ("replay_moved", "replay_return", "moved_to",
                                            "close_after_request", "store_then_drop",
-                                           "reorder_puts", "early_reply", "slow_puts")
+                                           "reorder_puts", "early_reply", "slow_puts",
+                                           "late_invals")
                                if getattr(args, b)), None)
 
     def fire(self):
@@ -172,7 +180,8 @@ class Server:
         log(f"trigger: {self.behaviour}")
         if self.behaviour is None:
             return
-        if self.behaviour in ("store_then_drop", "reorder_puts", "early_reply", "slow_puts"):
+        if self.behaviour in ("store_then_drop", "reorder_puts", "early_reply", "slow_puts",
+                              "late_invals"):
             self.armed = True
         else:
             self.trigger.set()
@@ -189,6 +198,7 @@ class Conn(threading.Thread):
         self.replies = {}
         self.held_put = None        # --reorder-puts: (header, pages, deadline)
         self.resend_now = False     # the client has reconciled: send srv.resend
+        self.late = []              # --late-invals: (due, header, entries)
 
     # -- frames in
 
@@ -199,6 +209,7 @@ class Conn(threading.Thread):
             self.held_put = None
             log(f"reorder-puts: no second PUT of key {h.key}: storing it now")
             self.store_put(h, pages)
+        self.answer_late_invals()
         if self.srv.paused:
             time.sleep(timeout)
             return True
@@ -237,8 +248,7 @@ class Conn(threading.Thread):
             else:
                 self.conn.reply_pages(h, *got, free_pages=st.free())
         elif op == p.OP_INVAL:
-            st.drop(self.client, p.inval_kvs(h, payload))
-            self.conn.reply(h, p.ST_OK, free_pages=st.free())
+            self.inval(h, p.inval_kvs(h, payload))
         elif op == p.OP_FREE_ALL:
             n = st.free_all(self.client)
             log(f"connection {self.conn.name}: {self.tag}: FREE_ALL: {n} pages dropped")
@@ -260,6 +270,24 @@ class Conn(threading.Thread):
             self.conn.reply(h, p.ST_INVALID)
             return False
         return True
+
+    def inval(self, h, kvs):
+        srv = self.srv
+        if srv.armed and srv.behaviour == "late_invals" and srv.late_left > 0:
+            srv.late_left -= 1
+            log(f"late-invals: INVAL of {len(kvs)} pages: answering in {srv.late_s} s "
+                f"({srv.late_left} more to delay)")
+            self.late.append((time.monotonic() + srv.late_s, h, kvs))
+            return
+        self.srv.store.drop(self.client, kvs)
+        self.conn.reply(h, p.ST_OK, free_pages=self.srv.store.free())
+
+    def answer_late_invals(self):
+        while self.late and self.late[0][0] <= time.monotonic():
+            _, h, kvs = self.late.pop(0)
+            self.srv.store.drop(self.client, kvs)
+            self.conn.reply(h, p.ST_OK, free_pages=self.srv.store.free())
+            log(f"late-invals: INVAL of {len(kvs)} pages answered")
 
     def hello(self, h, payload):
         """Answers HELLO as nswapd --insecure does; False to end."""
@@ -479,6 +507,7 @@ def main():
     g.add_argument("--reorder-puts", action="store_true")
     g.add_argument("--early-reply", action="store_true")
     g.add_argument("--slow-puts", metavar="N:S")
+    g.add_argument("--late-invals", metavar="N:S")
     g.add_argument("--pause-on-signal", action="store_true")
     ap.add_argument("--hold-s", type=float, default=20.0)
     ap.add_argument("--early-delay-s", type=float, default=0.3)

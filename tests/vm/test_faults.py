@@ -18,6 +18,8 @@ import os
 import signal
 import time
 
+import pytest
+
 import n2l
 from n2l import Spawned, server_held_pages, table_line, wait_log
 from test_netram import DELAY_US, nswapd, server, servers_up, shrink
@@ -319,35 +321,36 @@ def test_puts_of_one_key_out_of_order_keep_the_newer_data(lab):
 # 6. A PUT stored by a server whose connection then dropped
 
 
-def test_put_lost_with_its_connection_keeps_old_data_and_no_orphan(lab):
+def test_put_lost_with_its_connection_lands_when_it_returns_and_no_orphan(lab):
     """Defect 6: a PUT failed because its connection dropped may have been
-    stored already; nothing frees it there, and since a PUT replaces every
-    version, it may have replaced the old data, which a failed rewrite
-    elsewhere (no room) can then not restore. Here the server stores a
+    stored already; nothing frees it there, and since a PUT replaced every
+    version, it may have replaced the old data. Here the server stores a
     two-slot PUT (one slot with data, one never written) and closes the
     connection without answering; no other medium has room. Must hold: the
-    old data still reads back, the never-written slot reads zeroes, and
-    after the reconnect the server holds exactly the pages the map gives
-    it (no orphan)."""
+    write waits for the server to come back and lands there (ENOSPC is for
+    a device with no room coming, not for one whose server is
+    reconnecting); both slots read the new data, the slots around them
+    their old data; and after the reconnect the server holds exactly the
+    pages the map gives it (no orphan)."""
     a = scripted(lab, "--store-then-drop")
     dev = netram_device(lab, "n2l-f6", 16 << 11, [a])
     dev.message("set", "netram_timeout_ms", "2000")
     dev.message("set", "netram_dead_after_ms", "5000")
     n2l.write_pattern(dev.path, 0, 4 * MB, 107)
     a.signal(signal.SIGUSR1)
-    w = dd_write(dev, 1023, b"\x33" * (2 * SLOT), "f6-new")
+    new = b"\x33" * (2 * SLOT)
+    w = dd_write(dev, 1023, new, "f6-new")
     assert w.finished(60), "the write did not end"
     wait_log(a, "store-then-drop: done")
     n2l.wait_for(lambda: servers_up(dev, 1), what="server back up")
-    # The write may fail (ENOSPC: nowhere else to go); the old data stays.
-    old = scan(dev, 1023 * SLOT, SLOT, 107)
-    rc, new = dd_read(dev, 1024)
+    rc, got = dd_read(dev, 1023, 2)
+    around = scan(dev, 1022 * SLOT, SLOT, 107)
     held = settled_held(dev, a)
-    assert old == (1, 0, 0) and (rc, new) == (0, bytes(SLOT)) and held[0] == held[1], \
-        (f"a write of slots 1023-1024 stored but not answered (dd rc {w.rc}: "
-         f"{w.output().strip()}); then slot 1023 (good, wrong, EIO) = {old} (its old data "
-         f"must read back), slot 1024 {'reads zeroes' if (rc, new) == (0, bytes(SLOT)) else 'does not read zeroes'}; "
-         f"the server holds {held[0]} pages, the map gives it {held[1]}")
+    assert (w.rc, rc, got == new, around) == (0, 0, True, (1, 0, 0)) and held[0] == held[1], \
+        (f"a write of slots 1023-1024 stored but not answered: dd rc {w.rc} "
+         f"({w.output().strip()}); reading them back: rc {rc}, "
+         f"{'the new data' if got == new else 'not the new data'}; slot 1022 (good, wrong, "
+         f"EIO) = {around}; the server holds {held[0]} pages, the map gives it {held[1]}")
 
 
 # ----------------------------------------------------------------------------
@@ -458,6 +461,35 @@ def test_invalidations_never_leak_pages_on_a_server(lab):
     assert got == (0, 0), (f"60 s after 10240 slots of a paused server were discarded, "
                            f"the server holds {got[0]} pages, the map gives it {got[1]}: "
                            f"{line}")
+
+
+@pytest.mark.parametrize("timeout_ms", [60000, 5000], ids=["late", "timed-out"])
+def test_invalidations_overflowing_the_ring_never_fail_writes(lab, timeout_ms):
+    """When a server falls behind answering invalidations, more than the
+    8192 of its ring wait, and the client reconciles the server instead:
+    it takes no writes until that is done, and the writes it had queued
+    are refused. A Network-RAM-only device has nowhere else to put them.
+    (timed-out: the late answer times the connection out first; the
+    client reconnects and reconciles.) Must hold: the writes wait for the
+    reconciliation (room is coming) and land; no ENOSPC, every block
+    verifies, and the server ends up holding exactly the pages the map
+    gives it."""
+    a = scripted(lab, "--late-invals", "1:20", "--armed", "--capacity", str(4096 + 12288))
+    dev = netram_device(lab, "n2l-ovf", 16 << 11, [a])
+    dev.message("set", "netram_timeout_ms", str(timeout_ms))
+    n2l.sh(n2l.fio_verify_cmd(dev.path, "write", "1M", "16M", 4))
+    before = reconciliations(dev)
+    # 10240 overwrites while the first INVAL waits its 20 s.
+    rc = n2l.run(n2l.fio_verify_cmd(dev.path, "write", "1M", "16M", 8, "--loops=3"))
+    st = dev.status()
+    assert (rc.returncode, reconciliations(dev) > before, st["nospc"], st["lost"]) == \
+        (0, True, 0, 0), (rc.stdout[-2000:], rc.stderr, dev.sysfs_read("servers"), st)
+    assert settled_held(dev, a) == (4096, 4096)
+
+
+def reconciliations(dev):
+    return sum(int(w.split("=")[1]) for w in dev.sysfs_read("servers").split()
+               if w.startswith("reconciled="))
 
 
 # ----------------------------------------------------------------------------

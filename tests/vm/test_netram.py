@@ -56,10 +56,6 @@ def test_netram_only_fio_verify_spreads_over_servers(lab):
     fio_verify(dev.path, "write", "1M", "48M", iodepth=4)
 
 
-# Open defect (issue 11): with five guests on two host cores, the 1 MiB
-# overwrite still gets ENOSPC on 6.12 now and then; passes when run alone.
-@pytest.mark.xfail(reason="issue 11: ENOSPC overwriting a full replicas:2 device "
-                   "under load, not yet understood", strict=False)
 def test_full_two_replica_device_takes_overwrites(lab):
     """Each server has room for one copy of the device and 2 MiB more.
     Once full, every overwrite needs a new copy on both servers before the
@@ -233,6 +229,7 @@ def test_paused_server_times_out_then_recovers(lab):
     assert dev.status()["failed_reads"] == 0
 
 
+@pytest.mark.one_kernel
 @pytest.mark.parametrize("mode", ["garbage", "wrong-id", "wrong-len", "bad-magic",
                                   "wrong-data", "silent"])
 def test_misbehaving_server_never_yields_wrong_data(lab, mode):
