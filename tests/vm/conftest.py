@@ -13,6 +13,22 @@ import pytest
 import n2l
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "one_kernel: exercises no kernel interface that differs between "
+        "kernels (parsers of table lines and frames): tests/vm/run runs it on "
+        "the default kernel only (N2L_ONE_KERNEL_DONE=1 in the other guests)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if os.environ.get("N2L_ONE_KERNEL_DONE") != "1":
+        return
+    done = [i for i in items if i.get_closest_marker("one_kernel")]
+    if done:
+        config.hook.pytest_deselected(items=done)
+        items[:] = [i for i in items if not i.get_closest_marker("one_kernel")]
+
+
 @pytest.fixture(scope="session", autouse=True)
 def kernel_modules():
     assert os.path.exists(n2l.MODULE), "build the module first (make module)"
