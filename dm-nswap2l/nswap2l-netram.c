@@ -185,8 +185,15 @@ static void put_done(struct n2l_net_req *req)
 	struct n2l_io *io = req->private;
 	struct bio *bio = io_bio(io);
 
-	if (req->status != N2L_ST_OK)
+	/*
+	 * A copy that will never land is settled now, not when the slow path
+	 * gets to it: a reconciliation waits for the server's writes to
+	 * settle, and the slow path may be waiting for that reconciliation.
+	 */
+	if (req->status != N2L_ST_OK) {
 		atomic_or(BIT(req - io->req), &io->failed);
+		n2l_netram_settled(io->store, io->srv[req - io->req]);
+	}
 	if (!atomic_dec_and_test(&io->pending))
 		return;
 	if (atomic_read(&io->failed)) {
@@ -214,11 +221,14 @@ void n2l_netram_write(struct n2l_store *s, struct bio *bio)
 	r = n2l_net_seal(net_of(s), &io->sealed, bio, from_slot(io->slot),
 			 io->nr, io->vers, GFP_NOIO);
 	if (r) {
+		/* As if every server refused it: the slow path seals each copy. */
 		DMERR_LIMIT("%s: cannot seal a write: %d", dm_device_name(s->md), r);
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			n2l_net_unreserve(net_of(s), io->srv[i], io->nr);
-		bio->bi_status = BLK_STS_RESOURCE;
-		bio_endio(bio);
+			n2l_netram_settled(s, io->srv[i]);
+		}
+		atomic_set(&io->failed, BIT(n) - 1);
+		n2l_slow_write(s, bio);
 		return;
 	}
 	atomic_set(&io->pending, n);

@@ -141,9 +141,7 @@ static bool slow_write_netram(struct n2l_store *s, struct bio *bio,
 	spin_lock_irq(&s->lock);
 	for (k = 0; k < io->nreq; k++) {
 		avoid |= BIT_ULL(io->srv[k]);
-		if (failed & BIT(k))
-			n2l_netram_settled(s, io->srv[k]);	/* never lands */
-		else
+		if (!(failed & BIT(k)))	/* failed ones were settled by put_done */
 			keep[nkeep++] = io->srv[k];
 	}
 	__n2l_group_put(s, io->group);
