@@ -3,6 +3,8 @@ import errno
 import os
 import subprocess
 
+import pytest
+
 import n2l
 from n2l import sh, run, table_line
 
@@ -79,6 +81,7 @@ def refused(table, error):
     assert f"nswap2l: {error} (" in log, f"{table!r}: wanted {error!r}, log:\n{log}"
 
 
+@pytest.mark.one_kernel
 def test_malformed_lines_are_refused_each_with_its_own_error(lab):
     f, d = lab.flash(8), lab.disk(8)
     for args, error in MALFORMED:
@@ -278,3 +281,84 @@ def test_sysfs_directory_lives_with_the_device(lab):
     assert os.path.isdir(sysfs)
     dev.remove()
     assert not os.path.exists(sysfs)
+
+
+# ----------------------------------------------------------------------------
+# n2lctl metrics
+
+
+def metric_samples(text):
+    """{(sample name, (label, value)...): value} and {family: type} of a
+    Prometheus exposition, parsed by prometheus_client's own parser."""
+    from prometheus_client.parser import text_string_to_metric_families
+    samples, types = {}, {}
+    for fam in text_string_to_metric_families(text):
+        types[fam.name] = fam.type
+        for s in fam.samples:
+            samples[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return samples, types
+
+
+def test_metrics_are_every_counter_in_prometheus_format(lab):
+    import n2lmetrics
+    from test_netram import netram_device, nswapd
+    a = nswapd(lab, 8)
+    f = lab.flash(32)
+    dev = netram_device(lab, "n2l-metrics", 32 << 11, [a], f.path)
+    n2l.write_pattern(dev.path, 0, 24 << 20, 41)     # 8 MiB on the server, the rest on Flash
+    assert n2l.check_pattern(dev.path, 0, 24 << 20, 41) == 0
+    ctl = os.path.join(n2l.REPO, "userspace", "n2lctl")
+    samples, types = metric_samples(sh(f"{ctl} metrics"))
+    st = dev.status()
+    srv = next(s for s in st["servers"] if s["name"] == a.name)
+
+    def value(name, **labels):
+        return samples[(f"nswap2l_{name}", tuple(sorted({"device": dev.name, **labels}.items())))]
+
+    for name, kind, labels, _, _ in n2lmetrics.METRICS:
+        family = f"nswap2l_{name}".removesuffix("_total") if kind == "counter" else f"nswap2l_{name}"
+        assert types.get(family) == kind, (name, types.get(family))
+        if labels == n2lmetrics.MEDIUM:
+            for m in ("netram", "flash", "disk"):
+                value(name, medium=m)
+        else:
+            value(name, **({"server": a.name} if labels == n2lmetrics.SERVER else {}))
+    assert value("mapped_slots") == st["mapped"] == 6144
+    for m in ("netram", "flash", "disk"):
+        assert value("held_slots", medium=m) == st[m]["held"]
+        assert value("written_bytes_total", medium=m) == st[m]["write_sectors"] * 512
+    assert value("held_slots", medium="netram") == 2048
+    assert value("server_held_slots", server=a.name) == srv["held"] == 2048
+    assert value("server_up", server=a.name) == 1
+    assert value("server_puts_total", server=a.name) >= 8
+    # Named, into a file replaced whole.
+    out = "/tmp/n2l/nswap2l.prom"
+    sh(f"{ctl} metrics {dev.name} --output {out}")
+    assert metric_samples(open(out).read())[0].keys() == samples.keys()
+    bad = run(f"{ctl} metrics no-such-device")
+    assert bad.returncode != 0 and "no nswap2l device no-such-device" in bad.stderr
+    # The README documents every metric, and no other.
+    readme = open(os.path.join(n2l.REPO, "README.md")).read()
+    documented = {ln.split("`")[1] for ln in readme.splitlines() if ln.startswith("| `nswap2l_")}
+    assert documented == {f"nswap2l_{m[0]}" for m in n2lmetrics.METRICS}
+
+
+def test_top_shows_slots_per_medium_and_rates(lab):
+    from test_netram import netram_device, nswapd
+    a = nswapd(lab, 8)
+    f = lab.flash(32)
+    dev = netram_device(lab, "n2l-top", 32 << 11, [a], f.path)
+    ctl = os.path.join(n2l.REPO, "userspace", "n2lctl")
+    n2l.write_pattern(dev.path, 0, 24 << 20, 42)
+    top = n2l.Spawned(f"{ctl} top {dev.name} --interval 1 --count 3")
+    n2l.wait_for(lambda: "n2lctl top" in top.output(), what="the first frame")
+    n2l.write_pattern(dev.path, 8 << 20, 8 << 20, 43)   # rewrites on Flash
+    assert top.finished(60), "n2lctl top --count 3 did not end"
+    frames = top.output().split("n2lctl top ")[1:]
+    assert top.rc == 0 and len(frames) == 3, top.output()
+    rows = {ln.split()[0]: ln.split() for ln in frames[-1].splitlines() if ln.startswith("  ")}
+    assert rows["netram"][1] == "2048" and rows["flash"][1] == "4096", frames[-1]
+    assert f"server {a.name}" in frames[-1] and " up " in frames[-1]
+    # A later frame saw the rewrite as a rate of writes to Flash.
+    assert any(float(ln.split()[4]) > 0 for fr in frames[1:] for ln in fr.splitlines()
+               if ln.startswith("  flash ")), frames
