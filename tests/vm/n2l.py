@@ -111,12 +111,8 @@ def server_held_pages(dev, server):
     """How many pages a page server (object or host:port) says it holds for
     @dev: the server_held= figure of its line in the servers sysfs file,
     which the server reports in every STATUS and reconciliation answer."""
-    name = getattr(server, "name", server)
-    for line in dev.sysfs_read("servers").splitlines():
-        words = line.split()
-        if words and words[0] == name:
-            return int(dict(w.split("=", 1) for w in words[2:] if "=" in w)["server_held"])
-    raise KeyError(name)
+    from n2lmetrics import parse_servers
+    return parse_servers(dev.sysfs_read("servers"))[getattr(server, "name", server)]["server_held"]
 
 
 def server_pages_in_use(server):

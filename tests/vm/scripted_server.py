@@ -150,6 +150,14 @@ class Store:
                           if c == client)
 
 
+def count_seconds(arg):
+    """--slow-puts and --late-invals' N:S as (N, S); (0, 0.0) if not given."""
+    if not arg:
+        return 0, 0.0
+    n, s = arg.split(":")
+    return int(n), float(s)
+
+
 class Server:
     def __init__(self, args):
         self.args = args
@@ -160,14 +168,8 @@ class Server:
         self.armed = False          # for the behaviours that act on a PUT
         self.sent_ids = set()       # ids of our requests, on any connection
         self.resend = None          # --close-after-request: the batch to send again
-        self.slow_left, self.slow_s = 0, 0.0
-        if args.slow_puts:
-            n, s = args.slow_puts.split(":")
-            self.slow_left, self.slow_s = int(n), float(s)
-        self.late_left, self.late_s = 0, 0.0
-        if args.late_invals:
-            n, s = args.late_invals.split(":")
-            self.late_left, self.late_s = int(n), float(s)
+        self.slow_left, self.slow_s = count_seconds(args.slow_puts)
+        self.late_left, self.late_s = count_seconds(args.late_invals)
         self.behaviour = next((b for b in ("replay_moved", "replay_return", "moved_to",
                                            "close_after_request", "store_then_drop",
                                            "reorder_puts", "early_reply", "slow_puts",
@@ -279,14 +281,16 @@ class Conn(threading.Thread):
                 f"({srv.late_left} more to delay)")
             self.late.append((time.monotonic() + srv.late_s, h, kvs))
             return
+        self.drop_and_answer(h, kvs)
+
+    def drop_and_answer(self, h, kvs):
         self.srv.store.drop(self.client, kvs)
         self.conn.reply(h, p.ST_OK, free_pages=self.srv.store.free())
 
     def answer_late_invals(self):
         while self.late and self.late[0][0] <= time.monotonic():
             _, h, kvs = self.late.pop(0)
-            self.srv.store.drop(self.client, kvs)
-            self.conn.reply(h, p.ST_OK, free_pages=self.srv.store.free())
+            self.drop_and_answer(h, kvs)
             log(f"late-invals: INVAL of {len(kvs)} pages answered")
 
     def hello(self, h, payload):
