@@ -140,34 +140,28 @@ static void client_answered(struct server *srv, struct sreq *r, int status,
 	batch_end(srv, b);
 }
 
-/* The peer has the pages: tell the client, listing those still current. */
+/*
+ * The peer has the pages: tell the client, naming every one. A page
+ * dropped here meanwhile (the client overwrote it) left a copy on the
+ * peer that only the client can tell is junk, and it invalidates it
+ * there; left out, that copy would stay on the peer, unclaimed, until it
+ * expired.
+ */
 static void send_moved(struct server *srv, struct area *a, struct batch *b)
 {
 	struct n2l_addr addr;
-	uint32_t n = 0;
 	uint8_t *p;
 
-	for (uint32_t i = 0; i < b->n; i++) {
-		struct entry *e = store_find(&srv->store, a, b->kv[i].key, b->kv[i].vers);
-
-		if (e && e->move_id == b->id)
-			b->kv[n++] = b->kv[i];
-	}
-	b->n = n;
-	if (!n) {
-		batch_end(srv, b);
-		return;
-	}
 	b->phase = BATCH_MOVED;
-	if (!sreq_send(srv, a->conn, N2L_OP_MOVED, n,
-		       n * sizeof(struct n2l_kv) + sizeof(addr), client_answered, b, &p)) {
+	if (!sreq_send(srv, a->conn, N2L_OP_MOVED, b->n,
+		       b->n * sizeof(struct n2l_kv) + sizeof(addr), client_answered, b, &p)) {
 		batch_end(srv, b);
 		return;
 	}
 	put_kvs(p, b);
 	memset(&addr, 0, sizeof(addr));
 	memcpy(addr.addr, b->addr, strnlen(b->addr, sizeof(addr.addr) - 1));
-	memcpy(p + n * sizeof(struct n2l_kv), &addr, sizeof(addr));
+	memcpy(p + b->n * sizeof(struct n2l_kv), &addr, sizeof(addr));
 }
 
 static void peer_put_done(struct server *srv, struct sreq *r, int status,

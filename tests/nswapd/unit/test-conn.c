@@ -556,6 +556,47 @@ TEST(mover_moved_refused_then_return)
 	rmsrv(srv);
 }
 
+/*
+ * A page the client overwrites while its PEER_PUT is in flight is dropped
+ * here by the client's INVAL; its copy on the peer is junk only the
+ * client can tell apart, so the MOVED still names it. Left out, it stayed
+ * on the peer, unclaimed, until it expired.
+ */
+TEST(mover_moved_names_pages_invalidated_during_the_peer_put)
+{
+	struct server *srv = mksrv(100);
+	struct conn *c, *pc;
+	uint8_t *pg = pagebuf(8, 1), *p;
+	struct n2l_kv kv;
+	uint64_t peer_put_id;
+	struct frame_hdr h;
+	struct config cfg = srv->cfg;
+
+	snprintf(cfg.peers[0], sizeof(cfg.peers[0]), "192.0.2.1:7077");
+	cfg.npeers = 1;
+	peer_set(srv, &cfg);
+	srv->cfg = cfg;
+	pc = fake_peer(srv, 1000);
+	c = conn_new(srv, -1, CONN_IN, "t");
+	hello(c, 1);
+	next_out(c, &h, &p);
+	send_frame(c, N2L_OP_PUT, 0, 2, 0, 8, 1, 0, pg, PB(8));
+	next_out(c, &h, &p);
+	srv->store.capacity = 5;
+	mover_run(srv);
+	CHECK(next_out(pc, &h, &p) && h.opcode == N2L_OP_PEER_PUT && h.count == 3);
+	peer_put_id = h.id;
+	memcpy(&kv, p + sizeof(struct n2l_peer), sizeof(kv));	/* its first page */
+	send_frame(c, N2L_OP_INVAL, 0, 3, 0, 1, 0, 0, &kv, sizeof(kv));
+	CHECK(next_out(c, &h, &p) && h.opcode == N2L_OP_INVAL && h.status == N2L_ST_OK);
+	CHECK_EQ(srv->store.used, 7);
+	send_frame(pc, N2L_OP_PEER_PUT, 1, peer_put_id, 0, 3, 0, N2L_ST_OK, NULL, 0);
+	CHECK(next_out(c, &h, &p) && h.opcode == N2L_OP_MOVED && h.count == 3);
+	CHECK(!memcmp(p, &kv, sizeof(kv)));
+	free(pg);
+	rmsrv(srv);
+}
+
 TEST(mover_drops_unclaimed_first)
 {
 	struct server *srv = mksrv(100);
