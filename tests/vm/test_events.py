@@ -99,12 +99,15 @@ def held_by(dev, srv):
     return sum(s["held"] for s in dev.status()["servers"] if s["name"] == srv.name)
 
 
-def shrink_to_half(srv, conf, dev):
-    """Shrink the server to about half what it holds now; its new
-    capacity in pages."""
-    mb = max(1, held_by(dev, srv) // 2 // 256)
-    shrink(srv, conf, mb)
-    return mb * 256
+def shrink_to_one_mb(srv, conf, at_rest):
+    """Shrink the server to 1 MiB, below its share of the data at rest
+    (at_rest pages, the pattern no one overwrites), so that only a move or
+    a hand-back can bring it within its capacity: with a larger one, the
+    writer's overwrites alone could, and leave the server nothing to do.
+    Its new capacity in pages."""
+    assert at_rest > 2 * 256, f"the server holds only {at_rest} pages of the data at rest"
+    shrink(srv, conf, 1)
+    return 256
 
 
 def running(dev, what="the writer under way"):
@@ -183,12 +186,13 @@ def test_writes_while_a_server_moves_pages_to_a_peer(lab):
     a, conf = conf_server(lab, "ev-peer", 32, "--peer", peer.name)
     c = nswapd(lab, 32)
     dev = device(lab, "n2l-ev1", [a, c])
+    at_rest = held_by(dev, a)
     race = Race(lab, dev)
     running(dev)
     dev.message("add_server", peer.name)
     n2l.wait_for(lambda: servers_up(dev, 3), what="the peer up")
     n2l.kmsg("the server shrinks, moving pages to its peer")
-    cap = shrink_to_half(a, conf, dev)
+    cap = shrink_to_one_mb(a, conf, at_rest)
     n2l.wait_for(lambda: held_by(dev, a) <= cap, timeout=150,
                  what="the server down to its new capacity")
     assert dev.status()["moved_pages"] > 0
@@ -202,10 +206,11 @@ def test_writes_while_a_server_hands_pages_back(lab):
     a, conf = conf_server(lab, "ev-back", 32)
     c = nswapd(lab, 32)
     dev = device(lab, "n2l-ev2", [a, c], flash_mb=64)
+    at_rest = held_by(dev, a)
     race = Race(lab, dev)
     running(dev)
     n2l.kmsg("the server shrinks, handing pages back")
-    cap = shrink_to_half(a, conf, dev)
+    cap = shrink_to_one_mb(a, conf, at_rest)
     n2l.wait_for(lambda: held_by(dev, a) <= cap, timeout=150,
                  what="the server down to its new capacity")
     assert dev.status()["returned_pages"] > 0
