@@ -96,6 +96,21 @@ static bool finish_reconciling(struct n2l_nsrv *srv, u32 gen)
 	return ok;
 }
 
+/*
+ * The next connection reconciles again: make it happen, unless it has
+ * already come (its own reconciliation is queued), which it must not lose.
+ */
+static void end_connection(struct n2l_nsrv *srv, u32 gen)
+{
+	bool same;
+
+	spin_lock_irq(&srv->lock);
+	same = srv->conn_gen == gen;
+	spin_unlock_irq(&srv->lock);
+	if (same)
+		n2l_srv_disconnect(srv, NULL);
+}
+
 static void reconcile(struct n2l_nsrv *srv)
 {
 	struct n2l_net *net = srv->net;
@@ -122,10 +137,9 @@ static void reconcile(struct n2l_nsrv *srv)
 	if (!r)
 		r = sync_simple(srv, N2L_OP_RETAIN_END, g, &done, sizeof(done));
 	if (r) {
-		/* The next connection reconciles again: make it happen. */
 		pr_warn_ratelimited("nswap2l: %s: server %s: reconciliation stopped (%d)\n",
 				    net->devname, srv->name, r);
-		n2l_srv_disconnect(srv, NULL);
+		end_connection(srv, gen);
 		return;
 	}
 	atomic64_inc(&srv->stats.reconciled);
