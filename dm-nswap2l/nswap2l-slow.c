@@ -209,6 +209,7 @@ static blk_status_t slow_write_block(struct n2l_store *s, struct bio *bio,
 		spin_unlock_irq(&s->lock);
 		if (!n) {
 			end_writing(s, to_slot(from_slot(first) + done), total - done);
+			atomic64_inc(&s->stats.nospc);
 			return BLK_STS_NOSPC;
 		}
 		r = n2l_block_io(s, bio, done, n, m, from_blk(blk),
