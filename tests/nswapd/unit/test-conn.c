@@ -510,28 +510,44 @@ static struct conn *fake_peer(struct server *srv, uint64_t free_pages)
 	return c;
 }
 
-TEST(mover_moved_refused_then_return)
+/*
+ * A server with one peer (1000 pages free) and a client that
+ * stored pages 0-7 (@pg), shrunk to 5 pages: the mover's first batch, 3
+ * pages, is on its way to the peer. The peer's and the client's
+ * connections in *@pc and *@c.
+ */
+static struct server *mover_to_peer(uint8_t *pg, struct conn **pc, struct conn **c)
 {
 	struct server *srv = mksrv(100);
-	struct conn *c, *pc;
-	uint8_t *pg = pagebuf(8, 1), *p;
-	struct frame_hdr h;
 	struct config cfg = srv->cfg;
+	struct frame_hdr h;
+	uint8_t *p;
 
 	snprintf(cfg.peers[0], sizeof(cfg.peers[0]), "192.0.2.1:7077");
 	cfg.npeers = 1;
 	peer_set(srv, &cfg);
 	srv->cfg = cfg;
-	fake_now = 1000;
-	pc = fake_peer(srv, 1000);
-	CHECK_EQ(srv->peers[0]->state, PEER_READY);
-	c = conn_new(srv, -1, CONN_IN, "t");
-	hello(c, 1);
-	next_out(c, &h, &p);
-	send_frame(c, N2L_OP_PUT, 0, 2, 0, 8, 1, 0, pg, PB(8));
-	next_out(c, &h, &p);
+	*pc = fake_peer(srv, 1000);
+	*c = conn_new(srv, -1, CONN_IN, "t");
+	hello(*c, 1);
+	next_out(*c, &h, &p);
+	send_frame(*c, N2L_OP_PUT, 0, 2, 0, 8, 1, 0, pg, PB(8));
+	next_out(*c, &h, &p);
 	srv->store.capacity = 5;
 	mover_run(srv);
+	return srv;
+}
+
+TEST(mover_moved_refused_then_return)
+{
+	uint8_t *pg = pagebuf(8, 1), *p;
+	struct conn *c, *pc;
+	struct server *srv;
+	struct frame_hdr h;
+
+	fake_now = 1000;
+	srv = mover_to_peer(pg, &pc, &c);
+	CHECK_EQ(srv->peers[0]->state, PEER_READY);
 	CHECK(next_out(pc, &h, &p) && h.opcode == N2L_OP_PEER_PUT && h.count == 3);
 	CHECK(!memcmp(p + sizeof(struct n2l_peer) + N2L_KV_BYTES(3), pg, 3 * N2L_PAGE_SIZE));
 	send_frame(pc, N2L_OP_PEER_PUT, 1, h.id, 0, 3, 0, N2L_ST_OK, NULL, 0);
@@ -564,26 +580,13 @@ TEST(mover_moved_refused_then_return)
  */
 TEST(mover_moved_names_pages_invalidated_during_the_peer_put)
 {
-	struct server *srv = mksrv(100);
-	struct conn *c, *pc;
 	uint8_t *pg = pagebuf(8, 1), *p;
-	struct n2l_kv kv;
+	struct conn *c, *pc;
+	struct server *srv = mover_to_peer(pg, &pc, &c);
 	uint64_t peer_put_id;
 	struct frame_hdr h;
-	struct config cfg = srv->cfg;
+	struct n2l_kv kv;
 
-	snprintf(cfg.peers[0], sizeof(cfg.peers[0]), "192.0.2.1:7077");
-	cfg.npeers = 1;
-	peer_set(srv, &cfg);
-	srv->cfg = cfg;
-	pc = fake_peer(srv, 1000);
-	c = conn_new(srv, -1, CONN_IN, "t");
-	hello(c, 1);
-	next_out(c, &h, &p);
-	send_frame(c, N2L_OP_PUT, 0, 2, 0, 8, 1, 0, pg, PB(8));
-	next_out(c, &h, &p);
-	srv->store.capacity = 5;
-	mover_run(srv);
 	CHECK(next_out(pc, &h, &p) && h.opcode == N2L_OP_PEER_PUT && h.count == 3);
 	peer_put_id = h.id;
 	memcpy(&kv, p + sizeof(struct n2l_peer), sizeof(kv));	/* its first page */
