@@ -463,6 +463,7 @@ int n2l_map(struct dm_target *ti, struct bio *bio)
 	struct n2l_io *io = dm_per_bio_data(bio, sizeof(*io));
 
 	io->kind = N2L_IO_NONE;
+	io->start_ns = ktime_get_ns();
 	io->since = 0;
 	io->nreq = 0;
 	if (bio->bi_opf & REQ_PREFLUSH)
@@ -619,13 +620,27 @@ static void end_inplace(struct n2l_store *s, struct n2l_io *io)
 	spin_unlock_irqrestore(&s->lock, flags);
 }
 
+/* Into the latency histogram of the medium that served it. */
+static void count_latency(struct n2l_store *s, struct bio *bio,
+			  struct n2l_io *io)
+{
+	struct n2l_medium_stats *st = &s->media[io->medium].stats;
+	u64 us = div_u64(ktime_get_ns() - io->start_ns, NSEC_PER_USEC);
+	unsigned int b = min_t(unsigned int, fls64(us), N2L_LAT_BUCKETS - 1);
+
+	atomic64_inc(&st->lat[op_is_write(bio_op(bio))].bucket[b]);
+}
+
 int n2l_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 {
 	struct n2l_store *s = ti_store(ti);
 	struct n2l_io *io = dm_per_bio_data(bio, sizeof(*io));
 
+	if (io->kind == N2L_IO_NONE)
+		return DM_ENDIO_DONE;
+	count_latency(s, bio, io);
 	switch (io->kind) {
-	case N2L_IO_NONE:
+	case N2L_IO_LANDED:
 		return DM_ENDIO_DONE;
 	case N2L_IO_WRITE_NEW:
 		n2l_install(s, io, *error == BLK_STS_OK);

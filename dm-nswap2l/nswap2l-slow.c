@@ -346,8 +346,8 @@ static void slow_one(struct n2l_store *s, struct bio *bio)
 
 	if (op_is_write(bio_op(bio))) {
 		bio->bi_status = slow_write(s, bio, io);
-		/* Installed here: end_io has nothing left to do. */
-		io->kind = N2L_IO_NONE;
+		/* Installed here: end_io only times it. */
+		io->kind = N2L_IO_LANDED;
 	} else {
 		/* Still a read in flight until end_io. */
 		atomic64_inc(&s->stats.slow_reads);

@@ -276,6 +276,14 @@ void n2l_store_apply(struct n2l_store *s, struct n2l_target *t)
 	n2l_placement_destroy(old);
 }
 
+static void clear_latency(struct n2l_latency *lat)
+{
+	unsigned int b;
+
+	for (b = 0; b < N2L_LAT_BUCKETS; b++)
+		atomic64_set(&lat->bucket[b], 0);
+}
+
 void n2l_store_clear_stats(struct n2l_store *s)
 {
 	struct n2l_medium_stats *st;
@@ -289,6 +297,8 @@ void n2l_store_clear_stats(struct n2l_store *s)
 		atomic64_set(&st->write_sectors, 0);
 		atomic64_set(&st->moved_in, 0);
 		atomic64_set(&st->moved_out, 0);
+		clear_latency(&st->lat[READ]);
+		clear_latency(&st->lat[WRITE]);
 	}
 	atomic64_set(&s->stats.nospc, 0);
 	atomic64_set(&s->stats.discarded, 0);

@@ -286,6 +286,20 @@ static ssize_t slots_of_show(struct n2l_store *s, const struct n2l_attr *a,
 	return sysfs_emit(buf, "%u\n", n);
 }
 
+/* The latency histogram of one medium and direction: its bucket counts. */
+static ssize_t latency_show(struct n2l_store *s, const struct n2l_attr *a,
+			    char *buf)
+{
+	const struct n2l_latency *lat = &s->media[a->medium].stats.lat[a->field];
+	unsigned int b;
+	int n = 0;
+
+	for (b = 0; b < N2L_LAT_BUCKETS; b++)
+		n += sysfs_emit_at(buf, n, "%s%llu", b ? " " : "",
+				   (unsigned long long)atomic64_read(&lat->bucket[b]));
+	return n + sysfs_emit_at(buf, n, "\n");
+}
+
 #define N2L_ATTR(_name, _mode, _show, _store)				\
 	static struct n2l_attr n2l_attr_##_name = {			\
 		.attr = { .name = #_name, .mode = _mode },		\
@@ -314,6 +328,12 @@ static ssize_t slots_of_show(struct n2l_store *s, const struct n2l_attr *a,
 	static struct n2l_attr n2l_attr_##_name = {			\
 		.attr = { .name = #_name, .mode = 0444 },		\
 		.show = slots_of_show, .field = _field,			\
+	}
+
+#define N2L_LATENCY_ATTR(_name, _medium, _dir)				\
+	static struct n2l_attr n2l_attr_##_name = {			\
+		.attr = { .name = #_name, .mode = 0444 },		\
+		.show = latency_show, .medium = _medium, .field = _dir,	\
 	}
 
 #define N2L_KNOB_ATTR(_name)	N2L_ATTR(_name, 0644, knob_show, knob_store)
@@ -374,6 +394,12 @@ N2L_MEDIUM_ATTR(flash_moved_in, N2L_FLASH, F_MOVED_IN);
 N2L_MEDIUM_ATTR(flash_moved_out, N2L_FLASH, F_MOVED_OUT);
 N2L_MEDIUM_ATTR(disk_moved_in, N2L_DISK, F_MOVED_IN);
 N2L_MEDIUM_ATTR(disk_moved_out, N2L_DISK, F_MOVED_OUT);
+N2L_LATENCY_ATTR(netram_read_latency, N2L_NETRAM, READ);
+N2L_LATENCY_ATTR(netram_write_latency, N2L_NETRAM, WRITE);
+N2L_LATENCY_ATTR(flash_read_latency, N2L_FLASH, READ);
+N2L_LATENCY_ATTR(flash_write_latency, N2L_FLASH, WRITE);
+N2L_LATENCY_ATTR(disk_read_latency, N2L_DISK, READ);
+N2L_LATENCY_ATTR(disk_write_latency, N2L_DISK, WRITE);
 
 static struct attribute *n2l_attrs[] = {
 	&n2l_attr_placement_policy.attr,
@@ -432,6 +458,12 @@ static struct attribute *n2l_attrs[] = {
 	&n2l_attr_flash_moved_out.attr,
 	&n2l_attr_disk_moved_in.attr,
 	&n2l_attr_disk_moved_out.attr,
+	&n2l_attr_netram_read_latency.attr,
+	&n2l_attr_netram_write_latency.attr,
+	&n2l_attr_flash_read_latency.attr,
+	&n2l_attr_flash_write_latency.attr,
+	&n2l_attr_disk_read_latency.attr,
+	&n2l_attr_disk_write_latency.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(n2l);

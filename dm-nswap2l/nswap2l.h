@@ -34,7 +34,19 @@
 /* Slots a discard unmaps per hold of the lock. */
 #define N2L_DISCARD_BATCH	256
 
+/*
+ * Requests completed, by latency from map to end_io (time spent deferred
+ * or in a slow path included): bucket 0 under 1 us, bucket i from
+ * 2^(i-1) us to under 2^i us, the last from 2^22 us (4.2 s) on.
+ */
+#define N2L_LAT_BUCKETS	24
+
+struct n2l_latency {
+	atomic64_t bucket[N2L_LAT_BUCKETS];
+};
+
 struct n2l_medium_stats {
+	struct n2l_latency lat[2];	/* READ, WRITE */
 	atomic64_t reads;
 	atomic64_t writes;
 	atomic64_t read_sectors;
@@ -224,9 +236,11 @@ enum n2l_io_kind {
 	N2L_IO_READ,		/* remapped read */
 	N2L_IO_WRITE_INPLACE,	/* overwrite where the slots already live */
 	N2L_IO_WRITE_NEW,	/* write to fresh blocks, installed at end */
+	N2L_IO_LANDED,		/* a slow write, installed: only timed at end */
 };
 
 struct n2l_io {
+	u64 start_ns;		/* when it was mapped, for the latency */
 	u8 kind;
 	u8 medium;
 	u8 gen;

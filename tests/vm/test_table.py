@@ -1,5 +1,6 @@
 """The table line, reloads, module life cycle, status, messages and sysfs."""
 import errno
+import re
 import os
 import subprocess
 
@@ -315,6 +316,11 @@ def test_metrics_are_every_counter_in_prometheus_format(lab):
     def value(name, **labels):
         return samples[(f"nswap2l_{name}", tuple(sorted({"device": dev.name, **labels}.items())))]
 
+    for name, kind, labels, _ in n2lmetrics.HISTOGRAMS:
+        assert types.get(f"nswap2l_{name}") == kind
+        for m in ("netram", "flash", "disk"):
+            for op in ("read", "write"):
+                value(f"{name}_count", medium=m, op=op)
     for name, kind, labels, _, _ in n2lmetrics.METRICS:
         family = f"nswap2l_{name}".removesuffix("_total") if kind == "counter" else f"nswap2l_{name}"
         assert types.get(family) == kind, (name, types.get(family))
@@ -340,7 +346,49 @@ def test_metrics_are_every_counter_in_prometheus_format(lab):
     # The README documents every metric, and no other.
     readme = open(os.path.join(n2l.REPO, "README.md")).read()
     documented = {ln.split("`")[1] for ln in readme.splitlines() if ln.startswith("| `nswap2l_")}
-    assert documented == {f"nswap2l_{m[0]}" for m in n2lmetrics.METRICS}
+    assert documented == {f"nswap2l_{m[0]}" for m in n2lmetrics.METRICS + n2lmetrics.HISTOGRAMS}
+
+
+def test_latency_histograms_count_every_request_where_it_was_served(lab):
+    """Per medium and operation, a histogram of the time from map to
+    completion: every request a medium served counted once (the sums are
+    the status line's request counts), none faster than the medium can
+    be (Flash delays each completion 4 ms; a Network RAM request crosses a
+    link of 100 us each way), shown by n2lctl status and metrics, zeroed
+    by clear_stats."""
+    import nswap2l
+    from test_netram import DELAY_US, netram_device, nswapd
+    a = nswapd(lab, 8)
+    f = lab.flash(32, latency_ns=4_000_000)
+    dev = netram_device(lab, "n2l-lat", 32 << 11, [a], f.path)
+    n2l.write_pattern(dev.path, 0, 24 << 20, 43)     # 8 MiB on the server, the rest on Flash
+    assert n2l.check_pattern(dev.path, 0, 24 << 20, 43) == 0
+    sysdir = f"/sys/block/{os.path.basename(os.path.realpath(dev.path))}/nswap2l"
+    lat = nswap2l.read_latency(sysdir)
+    st = dev.status()
+    for m in ("netram", "flash", "disk"):
+        assert sum(lat[(m, "read")]) == st[m]["reads"], (m, lat[(m, "read")], st[m])
+        assert sum(lat[(m, "write")]) == st[m]["writes"], (m, lat[(m, "write")], st[m])
+    assert st["netram"]["reads"] and st["netram"]["writes"]
+    assert st["flash"]["reads"] and st["flash"]["writes"]
+    # Bucket i holds [2^(i-1), 2^i) us: nothing below the medium's floor.
+    floor = {"flash": 4000, "netram": 2 * DELAY_US}
+    for (m, op), counts in lat.items():
+        if m in floor:
+            below = sum(counts[:floor[m].bit_length()])
+            assert below == 0, (m, op, floor[m], counts)
+    ctl = os.path.join(n2l.REPO, "userspace", "n2lctl")
+    out = sh(f"{ctl} status {dev.name}")
+    rows = {ln.split()[0] + " " + ln.split()[1]: ln.split()[2]
+            for ln in out.splitlines() if re.match(r"\s+(netram|flash|disk) (read|write) ", ln)}
+    assert rows == {f"{m} {op}": str(sum(c)) for (m, op), c in lat.items() if sum(c)}, out
+    samples, types = metric_samples(sh(f"{ctl} metrics {dev.name}"))
+    assert types["nswap2l_request_latency_seconds"] == "histogram"
+    inf = samples[("nswap2l_request_latency_seconds_bucket",
+                   (("device", dev.name), ("le", "+Inf"), ("medium", "flash"), ("op", "read")))]
+    assert inf == sum(lat[("flash", "read")])
+    dev.sysfs_write("clear_stats", "1")
+    assert not any(sum(c) for c in nswap2l.read_latency(sysdir).values())
 
 
 def test_top_shows_slots_per_medium_and_rates(lab):

@@ -1,9 +1,10 @@
 """Every counter of nswap2l devices in the Prometheus text exposition
 format (version 0.0.4), for node_exporter's textfile collector: one
 sample per device (label device), per device and medium (medium), or per
-device and page server (server). METRICS documents each metric; the
-README's table is checked against it (tests/bench/test_metrics.py)."""
-from nswap2l import MEDIA
+device and page server (server), and latency histograms per device,
+medium and operation. METRICS and HISTOGRAMS document each metric; the
+README's table is checked against them (tests/vm/test_table.py)."""
+from nswap2l import LATENCY_BUCKETS, LATENCY_OPS, MEDIA, latency_bound_us
 
 PREFIX = "nswap2l_"
 
@@ -128,6 +129,15 @@ METRICS = (
 )
 
 
+# (name, type, labels, help): histograms per device, medium and op, from
+# the sysfs latency files (no _sum: the kernel keeps bucket counts only).
+HISTOGRAMS = (
+    ("request_latency_seconds", "histogram", "device,medium,op",
+     "Requests by time from map to completion, per medium served and "
+     "operation (read, write); log2 buckets from 1 us."),
+)
+
+
 def parse_servers(text):
     """The device's sysfs servers file: {name: {state, held, ...}}."""
     out = {}
@@ -157,13 +167,14 @@ def _sample(name, labels, value):
 
 
 def render(devices):
-    """devices: [(name, status dict, servers dict)]: the exposition text.
+    """devices: [(name, status dict, servers dict, latency dict)]: the
+    exposition text.
     Samples of one metric stay together under its HELP and TYPE."""
     lines = []
     for name, kind, labels, help_text, value in METRICS:
         lines.append(f"# HELP {PREFIX}{name} {help_text}")
         lines.append(f"# TYPE {PREFIX}{name} {kind}")
-        for dev, st, servers in devices:
+        for dev, st, servers, _ in devices:
             if labels == DEVICE:
                 lines.append(_sample(name, {"device": dev}, value(st, None)))
             elif labels == MEDIUM:
@@ -173,5 +184,25 @@ def render(devices):
                 for srv, fields in sorted(servers.items()):
                     lines.append(_sample(name, {"device": dev, "server": srv},
                                          value(fields, None)))
+    for name, kind, _, help_text in HISTOGRAMS:
+        lines.append(f"# HELP {PREFIX}{name} {help_text}")
+        lines.append(f"# TYPE {PREFIX}{name} {kind}")
+        for dev, _, _, latency in devices:
+            for m in MEDIA:
+                for op in LATENCY_OPS:
+                    lines += _histogram(name, {"device": dev, "medium": m, "op": op},
+                                        latency[(m, op)])
     return "\n".join(lines) + "\n"
+
+
+def _histogram(name, labels, counts):
+    """Cumulative _bucket samples (le in seconds) and _count."""
+    out, seen = [], 0
+    for i in range(LATENCY_BUCKETS):
+        seen += counts[i]
+        bound = latency_bound_us(i)
+        le = "+Inf" if bound is None else repr(bound / 1e6)
+        out.append(_sample(f"{name}_bucket", {**labels, "le": le}, seen))
+    out.append(_sample(f"{name}_count", labels, seen))
+    return out
 

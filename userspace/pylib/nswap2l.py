@@ -76,3 +76,48 @@ def parse_status(line):
     if i != len(w):
         raise ValueError(f"{len(w) - i} fields left over: {line}")
     return st
+
+
+# Latency histograms: sysfs <medium>_<op>_latency, bucket counts by the
+# time from map to completion; bucket 0 under 1 us, bucket i in
+# [2^(i-1), 2^i) us, the last one that and above.
+LATENCY_OPS = ("read", "write")
+LATENCY_BUCKETS = 24
+
+
+def latency_bound_us(i):
+    """The exclusive upper bound of bucket i in microseconds (None: the
+    last bucket has none)."""
+    return None if i >= LATENCY_BUCKETS - 1 else 1 << i
+
+
+def parse_latency(text):
+    """A latency sysfs file: its bucket counts."""
+    counts = [int(x) for x in text.split()]
+    if len(counts) != LATENCY_BUCKETS:
+        raise ValueError(f"{len(counts)} buckets, not {LATENCY_BUCKETS}: {text!r}")
+    return counts
+
+
+def read_latency(sysfs_dir):
+    """{(medium, op): bucket counts} of a device's sysfs directory."""
+    out = {}
+    for m in MEDIA:
+        for op in LATENCY_OPS:
+            with open(f"{sysfs_dir}/{m}_{op}_latency") as f:
+                out[(m, op)] = parse_latency(f.read())
+    return out
+
+
+def latency_quantile_us(counts, q):
+    """The upper bound (us) of the bucket holding quantile q of counts;
+    None when it is the last bucket, 0 when there are no samples."""
+    total = sum(counts)
+    if not total:
+        return 0
+    seen = 0
+    for i, n in enumerate(counts):
+        seen += n
+        if seen >= q * total:
+            return latency_bound_us(i)
+    return None
