@@ -1,7 +1,7 @@
 """The table line, reloads, module life cycle, status, messages and sysfs."""
 import errno
-import re
 import os
+import re
 import subprocess
 
 import pytest
@@ -363,8 +363,7 @@ def test_latency_histograms_count_every_request_where_it_was_served(lab):
     dev = netram_device(lab, "n2l-lat", 32 << 11, [a], f.path)
     n2l.write_pattern(dev.path, 0, 24 << 20, 43)     # 8 MiB on the server, the rest on Flash
     assert n2l.check_pattern(dev.path, 0, 24 << 20, 43) == 0
-    sysdir = f"/sys/block/{os.path.basename(os.path.realpath(dev.path))}/nswap2l"
-    lat = nswap2l.read_latency(sysdir)
+    lat = nswap2l.read_latency(dev.sysfs)
     st = dev.status()
     for m in ("netram", "flash", "disk"):
         assert sum(lat[(m, "read")]) == st[m]["reads"], (m, lat[(m, "read")], st[m])
@@ -388,7 +387,7 @@ def test_latency_histograms_count_every_request_where_it_was_served(lab):
                    (("device", dev.name), ("le", "+Inf"), ("medium", "flash"), ("op", "read")))]
     assert inf == sum(lat[("flash", "read")])
     dev.sysfs_write("clear_stats", "1")
-    assert not any(sum(c) for c in nswap2l.read_latency(sysdir).values())
+    assert not any(sum(c) for c in nswap2l.read_latency(dev.sysfs).values())
 
 
 def test_top_shows_slots_per_medium_and_rates(lab):

@@ -205,4 +205,3 @@ def _histogram(name, labels, counts):
         out.append(_sample(f"{name}_bucket", {**labels, "le": le}, seen))
     out.append(_sample(f"{name}_count", labels, seen))
     return out
-

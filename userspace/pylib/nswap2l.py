@@ -79,8 +79,8 @@ def parse_status(line):
 
 
 # Latency histograms: sysfs <medium>_<op>_latency, bucket counts by the
-# time from map to completion; bucket 0 under 1 us, bucket i in
-# [2^(i-1), 2^i) us, the last one that and above.
+# time from map to completion; bucket 0 under 1 us, bucket i from
+# 2^(i-1) us to under 2^i us, the last from 2^22 us on.
 LATENCY_OPS = ("read", "write")
 LATENCY_BUCKETS = 24
 
