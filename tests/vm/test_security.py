@@ -16,7 +16,7 @@ import pytest
 import n2l
 import n2lproto
 from n2llab import add_logon_key
-from test_netram import DELAY_US, netram_device, nswapd, server, servers_up
+from test_netram import DELAY_US, netram_device, nswapd, server, servers_up, shrink
 
 MB = 1 << 20
 MARKER = b"N2L-PLAINTEXT-MARKER-4f1d9c "     # 28 bytes, repeated over a page
@@ -42,6 +42,31 @@ def test_psk_authenticates_both_ways_and_keeps_data(lab):
     log = srv.read_log()
     assert "ready (authenticated)" in log, log[-2000:]
     assert "node-a" not in log and key.hex() not in log, log[-2000:]
+
+
+def test_psk_server_hands_back_full_batches(lab):
+    """A shrinking server with no peer hands pages back in RETURNs of 256
+    pages: over a tagged session one frame's tag covers its header, its
+    entries, 256 pages and their seals at once."""
+    key = os.urandom(32)
+    add_logon_key("nswap2l:node-back", key)
+    psk = "/tmp/n2l/back.psk"
+    n2lproto.write_psk_file(psk, {"node-back": key})
+    conf = "/tmp/n2l/psk-back.conf"
+    with open(conf, "w") as f:
+        f.write("min_mb = 32\nmax_mb = 32\n")
+    a = lab.server("nswapd", ["--config", conf, "--reserve-mb", "0", "--interval-ms", "200",
+                              "--psk-file", psk], delay_us=DELAY_US)
+    f = lab.flash(64)
+    dev = netram_device(lab, "n2l-pskback", 32 << 11, [a], f.path, features=["psk:node-back"])
+    n2l.write_pattern(dev.path, 0, 24 * MB, 26)
+    assert dev.status()["netram"]["held"] == 6144
+    shrink(a, conf, 8)
+    n2l.wait_for(lambda: dev.status()["netram"]["held"] <= 2048, timeout=180,
+                 what="pages handed back")
+    st = dev.status()
+    assert st["returned_pages"] >= 4096 and st["auth_failures"] == 0, st
+    assert n2l.check_pattern(dev.path, 0, 24 * MB, 26) == 0
 
 
 @pytest.mark.parametrize("case", ["wrong-key", "unknown-identity", "server-without-keys"])
