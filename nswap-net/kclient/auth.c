@@ -15,12 +15,14 @@
 #include <crypto/aead.h>
 #include <crypto/algapi.h>
 #include <crypto/hash.h>
+#include <linux/bio.h>
 #include <linux/random.h>
 #include <linux/scatterlist.h>
 
 #include "auth.h"
 
-#define N2L_SG_MAX	(N2L_MAX_PAGES + 3)
+/* Header, entries, pages, seals and tag: a RETURN of N2L_MAX_PAGES has all. */
+#define N2L_SG_MAX	(N2L_MAX_PAGES + 4)
 #define N2L_SCRATCH	(sizeof(struct n2l_hdr) + N2L_FRAME_LINEAR + N2L_TAG_LEN)
 
 /*
@@ -137,7 +139,8 @@ static int frame_gmac(struct n2l_session_dir *d, const struct n2l_frame *f,
 	__le64 iv[2] = { cpu_to_le64(d->seq), 0 };
 	int r;
 
-	if (f->pre_len + f->post_len > N2L_FRAME_LINEAR)
+	if (f->pre_len + f->post_len > N2L_FRAME_LINEAR ||
+	    (f->bio ? bio_segments(f->bio) : 0) + 4 > N2L_SG_MAX)
 		return -EMSGSIZE;
 	sg_init_table(d->sg, N2L_SG_MAX);
 	sg_linear(d, &i, &off, f->hdr, sizeof(*f->hdr));
