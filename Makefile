@@ -2,6 +2,7 @@
 #
 # make            module and userspace tools
 # make check      every test: lint, unit tests, VM tests (prints a summary)
+# make deb        Debian packages in build/deb/ (nswap2l-dkms, nswapd, nswap2l-tools)
 # make demo       a device with emulated Flash and disk, swapped onto in a VM
 # make bench-overhead   nswap2l against dm-linear on null_blk (results/)
 # make bench-netram     Network RAM against swap over NBD (results/)
@@ -24,7 +25,7 @@ PORTABLE_SRC := dm-nswap2l/slotmap.c dm-nswap2l/runalloc.c $(wildcard policies/*
 PORTABLE_HDR := $(wildcard dm-nswap2l/*.h policies/*.h userspace/include/*.h)
 TOOLS := build/tools/n2l-pattern build/tools/n2l-race
 
-.PHONY: all setup module modules tools unit lint vm-test check demo bench-overhead bench-netram \
+.PHONY: all setup module modules tools unit lint vm-test check deb demo bench-overhead bench-netram \
 	bench bench-full bench-unit clean
 
 all: module tools
@@ -55,8 +56,13 @@ unit: build/unit
 lint:
 	tests/lint
 
-vm-test: modules tools nswapd sim workloads
+vm-test: modules tools nswapd sim workloads deb
 	tests/vm/run
+
+# The packages, from a copy of the sources in build/deb/, lintian-checked
+# (packaging/build-deb); tests/vm/test_packages.py installs them in a guest.
+deb:
+	packaging/build-deb
 
 # Installs what is missing (apt, pip); quick when nothing is.
 setup:

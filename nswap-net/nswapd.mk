@@ -24,9 +24,11 @@ fuzz-nswapd: SHELL := /bin/bash
 
 nswapd: build/nswapd
 
+# CPPFLAGS, CFLAGS and LDFLAGS, if set, come after ours: the Debian package
+# (packaging/debian/rules) builds with dpkg-buildflags' hardening flags.
 build/nswapd: $(NSWAPD_SRC) $(NSWAPD_HDR) nswap-net/nswapd.mk
 	@mkdir -p build
-	$(CC) $(NSWAPD_CFLAGS) -o $@ $(NSWAPD_SRC) -lcrypto
+	$(CC) $(NSWAPD_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(NSWAPD_SRC) -lcrypto
 
 build/nswapd-asan: $(NSWAPD_SRC) $(NSWAPD_HDR) nswap-net/nswapd.mk
 	@mkdir -p build
