@@ -80,9 +80,10 @@ def test_install_build_swap_remove(packages, lab):
     path = sh("modinfo -n nswap2l").strip()
     # .ko.xz where the kernel's own modules are compressed (6.12)
     assert path.startswith(f"/lib/modules/{kver}/updates/dkms/nswap2l.ko"), path
+    # srcversion is not in /sys/module on every kernel (6.12 lacks it):
+    # what modprobe would insert is the proof.
+    assert f"insmod {path}" in sh("modprobe --show-depends nswap2l")
     sh("modprobe nswap2l")
-    assert open("/sys/module/nswap2l/srcversion").read().strip() == \
-        sh(f"modinfo -F srcversion {path}").strip()
 
     # nswapd as its unit runs it: the user the package made, CAP_IPC_LOCK
     # alone, the installed configuration; on a link of its own, without
@@ -111,6 +112,7 @@ def test_install_build_swap_remove(packages, lab):
     assert p.returncode == 0, p.stdout + p.stderr
     assert st["netram"]["writes"] > 0, "nothing swapped out to nswapd"
     assert "n2l-pkg" in sh("/usr/sbin/n2lctl status n2l-pkg")
+    assert 'nswap2l_slots{device="n2l-pkg"}' in sh("/usr/sbin/n2lctl metrics n2l-pkg")
     sh(f"swapoff {dev.path}")
     sh("/usr/sbin/n2lctl remove n2l-pkg")
     lab.devices.remove(dev)
