@@ -367,3 +367,5 @@ module_exit(n2l_exit);
 MODULE_DESCRIPTION(DM_NAME " target placing 4 KiB slots on Network RAM, Flash and disk");
 MODULE_AUTHOR("Nswap2L developers");
 MODULE_LICENSE("GPL");
+/* What dm_get_target_type() asks for, so that a table line loads us. */
+MODULE_ALIAS("dm-nswap2l");
