@@ -15,7 +15,7 @@ import pytest
 
 import n2l
 import n2lproto
-from n2llab import add_logon_key
+from n2lkeys import add_logon_key
 from test_netram import DELAY_US, netram_device, nswapd, server, servers_up, shrink
 
 MB = 1 << 20

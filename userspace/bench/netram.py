@@ -21,6 +21,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))), "pylib"))
 import n2lbench  # noqa: E402
+import n2lkeys  # noqa: E402
 import n2llab  # noqa: E402
 from nswap2l import table_line  # noqa: E402
 
@@ -158,8 +159,8 @@ def security_comparisons(delay_us, rate_mbit):
     import n2lproto
     links = [n2llab.Link(i, delay_us=delay_us, rate_mbit=rate_mbit) for i in (4, 5, 6)]
     psk = os.urandom(32)
-    n2llab.add_logon_key("nswap2l:bench", psk)
-    n2llab.add_logon_key("n2l:bench-pages", os.urandom(32))
+    n2lkeys.add_logon_key("nswap2l:bench", psk)
+    n2lkeys.add_logon_key("n2l:bench-pages", os.urandom(32))
     n2lproto.write_psk_file("/tmp/bench.psk", {"bench": psk})
     mb = SIZE_MB + 64
     servers = [n2llab.nswapd(links[0], mb), n2llab.nswapd(links[1], mb, "--psk-file", "/tmp/bench.psk"),

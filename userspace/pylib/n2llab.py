@@ -278,23 +278,6 @@ def nswapd(link, mb, *extra, port=7070, addr=None):
                    port, f"nswapd-{addr}-{port}.log", addr=addr)
 
 
-SYS_ADD_KEY = 248                       # x86_64
-KEY_SPEC_USER_KEYRING = -4
-
-
-def add_logon_key(desc, payload):
-    """A logon key in the user keyring, as `keyctl padd logon desc @u`
-    would add it (add_key(2), so no keyutils needed); its serial."""
-    import ctypes
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    r = libc.syscall(SYS_ADD_KEY, b"logon", desc.encode(), payload,
-                     ctypes.c_size_t(len(payload)), KEY_SPEC_USER_KEYRING)
-    if r < 0:
-        raise OSError(ctypes.get_errno(), f"add_key logon {desc}")
-    return r
-
-
 # The QEMU link between two guests (userspace/vm/n2l-vm --link): the
 # listening guest serves pages on 10.88.0.2, the connecting one is .1.
 REMOTE_MACS = {"server": "52:54:00:4e:32:01", "client": "52:54:00:4e:32:02"}
