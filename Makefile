@@ -26,7 +26,7 @@ PORTABLE_HDR := $(wildcard dm-nswap2l/*.h policies/*.h userspace/include/*.h)
 TOOLS := build/tools/n2l-pattern build/tools/n2l-race
 
 .PHONY: all setup module modules tools unit lint vm-test check deb demo bench-overhead bench-netram \
-	bench bench-full bench-unit clean
+	bench bench-full bench-unit tools-unit clean
 
 all: module tools
 
@@ -94,6 +94,10 @@ bench-full: setup
 # The runner's parsing and report, on the host
 bench-unit:
 	python3 -m pytest -p no:cacheprovider -q -rfE tests/bench
+
+# n2lctl's tab parser and the boot-time units (no VM).
+tools-unit:
+	python3 -m pytest -p no:cacheprovider -q -rfE tests/tools
 
 clean:
 	rm -rf build

@@ -1,0 +1,108 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""/etc/nswap2ltab's parser and the units nswap2l-generator writes from it
+(no VM: tests/boot boots a guest with them)."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "userspace", "pylib"))
+import n2ltab  # noqa: E402
+import n2lunits  # noqa: E402
+
+GOOD = """\
+# name  media                          servers                       policies                     options
+swap0   flash=/dev/vdb,disk=/dev/vdc   10.0.0.2:7070,[fd00::2]:7070  netram-first,lrs:percent=25  size=8G,swap,pri=10,discard,psk=node7
+scratch disk=/dev/disk/by-id/x-y       -                             -                            -   # trailing comment
+"""
+
+
+def test_a_good_tab_parses_into_what_the_table_line_needs():
+    tab = n2ltab.parse(GOOD)
+    s = tab["swap0"]
+    assert s.media == {"flash": "/dev/vdb", "disk": "/dev/vdc"}
+    assert s.servers == ["10.0.0.2:7070", "[fd00::2]:7070"]
+    assert s.placement == ("netram-first", [])
+    assert s.prefetch == ("lrs", ["percent", "25"])
+    assert s.swap and s.priority == "10" and s.options["psk"] == "node7"
+    d = tab["scratch"]
+    assert d.media == {"disk": "/dev/disk/by-id/x-y"} and not d.servers and not d.swap
+    assert d.placement == ("netram-first", []) and d.prefetch == ("none", [])
+
+
+@pytest.mark.parametrize("line,why", [
+    ("a flash=/dev/x - -", "4 fields"),
+    ("a/b flash=/dev/x - - -", "name 'a/b'"),
+    ("-a flash=/dev/x - - -", "name '-a'"),
+    ("a ssd=/dev/x - - -", "not 'ssd=/dev/x'"),
+    ("a flash=dev/x - - -", "not 'flash=dev/x'"),
+    ("a flash=/dev/x,flash=/dev/y - - -", "flash given twice"),
+    ("a - - - -", "neither media nor servers"),
+    ("a - 10.0.0.2:7070 - -", "needs size="),
+    ("a - nfs.example:7070 - size=1G", "not a.b.c.d:port"),
+    ("a flash=/dev/x - p:percent -", "'percent' is not key=value"),
+    ("a flash=/dev/x - a,b,c -", "placement[,prefetch]"),
+    ("a flash=/dev/x - - swp", "unknown option 'swp'"),
+    ("a flash=/dev/x - - pri=high,swap", "pri=high is not a number"),
+    ("a flash=/dev/x - - pri=3", "pri= without swap"),
+    ("a flash=/dev/x - - size", "unknown option 'size'"),
+])
+def test_a_bad_line_is_refused_naming_the_file_line_and_fault(line, why):
+    with pytest.raises(n2ltab.TabError) as e:
+        n2ltab.parse("# ok\n" + line + "\n", "/etc/nswap2ltab")
+    assert str(e.value).startswith("/etc/nswap2ltab:2: ") and why in str(e.value)
+
+
+def test_a_name_twice_is_refused():
+    with pytest.raises(n2ltab.TabError, match="appears twice"):
+        n2ltab.parse("a flash=/dev/x - - -\na disk=/dev/y - - -\n")
+
+
+def test_keys_come_from_nswapd_style_files(tmp_path):
+    psk = tmp_path / "psk"
+    psk.write_text("# identities\nother " + "00" * 32 + "\nnode7 " + "ab" * 32 + "\n")
+    assert n2ltab.read_psk(str(psk), "node7") == bytes([0xab]) * 32
+    with pytest.raises(n2ltab.TabError, match="no key for identity nobody"):
+        n2ltab.read_psk(str(psk), "nobody")
+    short = tmp_path / "short"
+    short.write_text("abcd\n")
+    with pytest.raises(n2ltab.TabError, match="64 hex digits"):
+        n2ltab.read_key_file(str(short))
+
+
+def test_the_generator_orders_units_after_the_network_and_media(tmp_path):
+    n2lunits.write(n2ltab.parse(GOOD), str(tmp_path), "/usr/sbin/n2lctl", "/etc/nswap2ltab")
+    svc = (tmp_path / "nswap2l@swap0.service").read_text()
+    assert "After=network-online.target" in svc and "Wants=network-online.target" in svc
+    assert "BindsTo=dev-vdb.device dev-vdc.device" in svc
+    assert "ExecStart=/usr/sbin/n2lctl tab start --tab /etc/nswap2ltab swap0" in svc
+    assert "ExecStop=/usr/sbin/n2lctl tab stop --tab /etc/nswap2ltab swap0" in svc
+    swap = (tmp_path / "dev-mapper-swap0.swap").read_text()
+    # Not in swap.target, which is reached before the network: a cycle.
+    assert "DefaultDependencies=no" in swap and "Before=swap.target" not in swap
+    assert "BindsTo=nswap2l@swap0.service" in swap and "After=nswap2l@swap0.service" in swap
+    assert "Priority=10" in swap and "Options=discard" in swap
+    wants = sorted(os.listdir(tmp_path / "remote-fs.target.wants"))
+    assert wants == ["dev-mapper-swap0.swap", "nswap2l@scratch.service"]
+    assert not (tmp_path / "dev-mapper-scratch.swap").exists()
+    escaped = (tmp_path / "nswap2l@scratch.service").read_text()
+    assert "BindsTo=dev-disk-by\\x2did-x\\x2dy.device" in escaped
+
+
+def test_unit_names_escape_as_systemd_escape_does():
+    for path in ("/dev/mapper/a-b", "/dev/disk/by-id/x.y_z:1", "/dev/.hidden"):
+        want = subprocess.run(["systemd-escape", "--path", path], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        assert n2lunits.escape_path(path) == want
+
+
+def test_a_broken_tab_gets_no_units_and_an_error(tmp_path):
+    gen = os.path.join(REPO, "userspace", "nswap2l-generator")
+    tab = tmp_path / "tab"
+    tab.write_text("a flash=/dev/x - - swp\n")
+    p = subprocess.run([os.path.join(REPO, "userspace", "n2lctl"),
+                        "tab", "check", "--tab", str(tab)], capture_output=True, text=True)
+    assert p.returncode != 0 and "unknown option 'swp'" in p.stderr
+    assert os.access(gen, os.X_OK)
