@@ -101,19 +101,32 @@ def test_install_build_swap_remove(packages, lab):
         7070, "server-packaged.log")
     lab.servers.append(srv)
 
+    # The device as /etc/nswap2ltab and the installed generator's units
+    # make it at boot (tests/boot boots one with systemd): n2lctl tab
+    # start creates it (with the udev rule's uuid) and runs mkswap, the
+    # swap unit swaps on, n2lctl tab stop swaps off and removes it.
     flash = lab.flash(32)
-    out = sh(f"/usr/sbin/n2lctl create n2l-pkg --flash {flash.path} "
-             f"--server {srv.name} --size 96M")
+    with open("/etc/nswap2ltab", "w") as f:
+        f.write(f"n2l-pkg flash={flash.path} {srv.name} - size=96M,swap,pri=5\n")
+    units = "/tmp/n2l/generated"
+    sh(f"rm -rf {units}; mkdir -p {units}")
+    sh(f"/lib/systemd/system-generators/nswap2l-generator {units}")
+    swap_unit = open(f"{units}/dev-mapper-n2l\\x2dpkg.swap").read()
+    assert "Priority=5" in swap_unit, swap_unit
+    assert os.path.exists("/lib/udev/rules.d/11-dm-nswap2l.rules")
+    out = sh("/usr/sbin/n2lctl tab start n2l-pkg")
     dev = n2l.Device("n2l-pkg")
     lab.devices.append(dev)    # removed by the lab should a step fail
     assert " nswap2l " in out
+    assert sh("dmsetup info -c --noheadings -o uuid n2l-pkg").strip() == "NSWAP2L-n2l-pkg"
+    assert "TYPE=\"swap\"" in sh(f"blkid -p {dev.path}")
 
-    p, st = swap_workload(dev, limit_mb=32, vm_mb=64, seconds=10)
+    p, st = swap_workload(dev, limit_mb=32, vm_mb=64, seconds=10, mkswap=False)
     assert p.returncode == 0, p.stdout + p.stderr
     assert st["netram"]["writes"] > 0, "nothing swapped out to nswapd"
     assert "n2l-pkg" in sh("/usr/sbin/n2lctl status n2l-pkg")
     assert 'nswap2l_slots{device="n2l-pkg"}' in sh("/usr/sbin/n2lctl metrics n2l-pkg")
-    sh(f"swapoff {dev.path}")
-    sh("/usr/sbin/n2lctl remove n2l-pkg")
+    sh("/usr/sbin/n2lctl tab stop n2l-pkg")
     lab.devices.remove(dev)
     assert not os.path.exists(dev.path)
+    os.unlink("/etc/nswap2ltab")
