@@ -56,7 +56,10 @@ def test_a_verified_workload_swaps_to_network_ram_and_flash(boot):
     _, found = boot
     assert found["workload"] == {"rc": 0, "failures": []}
     st = found["status"]
-    assert st["netram"]["writes"] > 0, st
+    # Two 48 MB workers under a 48 MB limit swap out thousands of pages:
+    # a handful (mkswap's header) means they ran without swap, killed and
+    # restarted by the OOM killer.
+    assert st["netram"]["writes"] > 1000, st
     assert st["prefetched"] > 0 and st["flash"]["held"] > 0, st
     assert st["lost"] == 0 and st["failed_reads"] == 0, st
 

@@ -91,6 +91,15 @@ def test_the_generator_orders_units_after_the_network_and_media(tmp_path):
     assert "BindsTo=dev-disk-by\\x2did-x\\x2dy.device" in escaped
 
 
+def test_the_device_waits_for_the_network_past_systemds_default_timeout(tmp_path):
+    """Swap (or a mount) waits for the device's unit, whose job would
+    otherwise fail after 90 s, long before a slow network comes up."""
+    n2lunits.write(n2ltab.parse(GOOD), str(tmp_path), "/usr/sbin/n2lctl", "/etc/nswap2ltab")
+    for name in ("swap0", "scratch"):
+        dropin = tmp_path / f"dev-mapper-{name}.device.d" / "40-device-timeout.conf"
+        assert "[Unit]\nJobTimeoutSec=infinity\n" in dropin.read_text()
+
+
 def test_unit_names_escape_as_systemd_escape_does():
     for path in ("/dev/mapper/a-b", "/dev/disk/by-id/x.y_z:1", "/dev/.hidden"):
         want = subprocess.run(["systemd-escape", "--path", path], capture_output=True,

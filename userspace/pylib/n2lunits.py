@@ -94,12 +94,28 @@ def swap_unit(e, tab):
     ])
 
 
+def device_timeout(tab):
+    """A drop-in for the device's own unit. Whatever uses the device (the
+    swap unit, a mount) waits for that unit, whose job would fail after
+    systemd's default 90 s: less than a network can take to come up. The
+    service's own timeout bounds the wait, as for crypttab's devices."""
+    return "\n".join([
+        "# Written by nswap2l-generator from " + tab,
+        "[Unit]",
+        "JobTimeoutSec=infinity",
+        "",
+    ])
+
+
 def write(entries, unit_dir, n2lctl, tab):
     """Units and remote-fs.target.wants links for every entry."""
     wants = os.path.join(unit_dir, "remote-fs.target.wants")
     os.makedirs(wants, exist_ok=True)
     for e in entries.values():
-        units = {service_name(e): service_unit(e, n2lctl, tab)}
+        dropin = os.path.join(device_unit(e.device) + ".d", "40-device-timeout.conf")
+        os.makedirs(os.path.join(unit_dir, os.path.dirname(dropin)), exist_ok=True)
+        units = {service_name(e): service_unit(e, n2lctl, tab),
+                 dropin: device_timeout(tab)}
         if e.swap:
             units[swap_name(e)] = swap_unit(e, tab)
         for name, text in units.items():
