@@ -60,7 +60,8 @@ vm-test: modules tools nswapd sim workloads deb
 	tests/vm/run
 
 # The packages, from a copy of the sources in build/deb/, lintian-checked
-# (packaging/build-deb); tests/vm/test_packages.py installs them in a guest.
+# (packaging/build-deb); tests/vm/packaged-root installs them for
+# tests/vm/test_packages.py.
 deb:
 	packaging/build-deb
 
