@@ -26,7 +26,7 @@ PORTABLE_HDR := $(wildcard dm-nswap2l/*.h policies/*.h userspace/include/*.h)
 TOOLS := build/tools/n2l-pattern build/tools/n2l-race
 
 .PHONY: all setup module modules tools unit lint vm-test check deb demo bench-overhead bench-netram \
-	bench bench-full bench-unit tools-unit clean
+	bench bench-full bench-unit tools-unit packages-test clean
 
 all: module tools
 
@@ -61,9 +61,15 @@ vm-test: modules tools nswapd sim workloads deb
 
 # The packages, from a copy of the sources in build/deb/, lintian-checked
 # (packaging/build-deb); tests/vm/packaged-root installs them for
-# tests/vm/test_packages.py.
+# tests/vm/test_packages.py and for packages-test.
 deb:
 	packaging/build-deb
+
+# What dpkg -i and dpkg --purge leave on this machine, checked natively in
+# a mount namespace of overlays (the machine stays as it was).
+packages-test: deb
+	tests/vm/packaged-root build/packages-host -- \
+		python3 -m pytest -p no:cacheprovider -q -rfE tests/packages
 
 # Installs what is missing (apt, pip); quick when nothing is.
 setup:
