@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The Network RAM wire protocol, version 2, shared by the kernel client
+ * The Network RAM wire protocol, version 3, shared by the kernel client
  * (nswap2l.ko), the page server (nswapd) and the test tools. Everything is
  * little-endian and of fixed size; a receiver checks every header with
  * n2l_payload_len() before it reads a byte of payload.
@@ -98,10 +98,11 @@
  * (a label is 16 bytes, NUL-padded). No secret crosses the wire. The
  * server's OK answer to AUTH is the first tagged frame server to client,
  * and the client's next frame the first client to server: from there on,
- * every frame in either direction is followed by a tag, AES-256-GCM under
- * the direction's key with no plaintext, the frame's header and payload as
- * associated data, and as IV the frame's sequence number in that
- * direction (little-endian 64 bits, then 4 zero bytes), counted from 0. A
+ * every frame in either direction is followed by a tag, ChaCha20-Poly1305
+ * (the AEAD of RFC 8439) under the direction's key with no plaintext, the
+ * frame's header and payload as associated data, and as nonce 4 zero bytes
+ * and the frame's sequence number in that direction (little-endian 64
+ * bits), counted from 0. A
  * tag that does not verify, and so any forged, replayed, reordered or
  * dropped frame, ends the connection. A refused HELLO or AUTH is answered
  * with status AUTH, untagged, and the connection closes.
@@ -146,7 +147,7 @@
 #endif
 
 #define N2L_MAGIC		0x504c324eU	/* "N2LP" on the wire */
-#define N2L_PROTO_VERSION	2
+#define N2L_PROTO_VERSION	3	/* 2 tagged frames with AES-256-GCM */
 #define N2L_PAGE_SIZE		4096U
 #define N2L_SEAL_LEN		16U
 #define N2L_TAG_LEN		16U		/* frame tag, authenticated sessions */

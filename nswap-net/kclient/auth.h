@@ -8,8 +8,6 @@
 #ifndef N2L_AUTH_H
 #define N2L_AUTH_H
 
-#include <linux/scatterlist.h>
-
 #include "nnet.h"
 
 /*
@@ -24,10 +22,6 @@ struct n2l_frame {
 	const void *post;
 	u32 post_len;
 };
-
-/* The most bytes of a frame outside its pages (RETAIN's or INVAL's entries). */
-#define N2L_FRAME_LINEAR	(max(N2L_RETAIN_BATCH, N2L_INVAL_BATCH) * \
-				 sizeof(struct n2l_kv))
 
 /* Sends @f, followed by its tag when @srv's session tags frames. */
 int n2l_frame_send(struct n2l_nsrv *srv, struct socket *sock,

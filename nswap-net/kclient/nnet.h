@@ -26,6 +26,7 @@
 #ifndef N2L_NNET_H
 #define N2L_NNET_H
 
+#include <crypto/chacha.h>
 #include <linux/completion.h>
 #include <linux/kref.h>
 #include <linux/kthread.h>
@@ -107,12 +108,9 @@ enum {
 	N2L_EV_ROOM,		/* an INVAL answered while a write waits for room */
 };
 
-/* One direction of an authenticated session. */
+/* One direction of an authenticated session: its tag key and next nonce. */
 struct n2l_session_dir {
-	struct crypto_aead *tfm;
-	struct aead_request *req;
-	struct scatterlist *sg;
-	u8 *scratch;			/* header, linear payload, tag */
+	u32 key[CHACHA_KEY_SIZE / 4];
 	u64 seq;
 };
 

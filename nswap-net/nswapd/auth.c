@@ -99,21 +99,21 @@ int tagger_init(struct tagger *t, const uint8_t key[N2L_MAC_LEN])
 
 	t->seq = 0;
 	t->ctx = ctx;
-	if (!ctx || EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, key, NULL) != 1) {
+	if (!ctx || EVP_EncryptInit_ex(ctx, EVP_chacha20_poly1305(), NULL, key, NULL) != 1) {
 		tagger_free(t);
 		return -1;
 	}
 	return 0;
 }
 
-static int gcm_tag(struct tagger *t, const uint8_t *data, size_t len, uint8_t tag[N2L_TAG_LEN])
+static int frame_tag(struct tagger *t, const uint8_t *data, size_t len, uint8_t tag[N2L_TAG_LEN])
 {
 	EVP_CIPHER_CTX *ctx = t->ctx;
 	uint8_t iv[12] = { 0 }, none[16];
 	uint64_t seq = htole64(t->seq);
 	int outl;
 
-	memcpy(iv, &seq, sizeof(seq));
+	memcpy(iv + 4, &seq, sizeof(seq));	/* 0^32 || seq */
 	if (!ctx || EVP_EncryptInit_ex(ctx, NULL, NULL, NULL, iv) != 1)
 		return -1;
 	while (len) {
@@ -125,14 +125,14 @@ static int gcm_tag(struct tagger *t, const uint8_t *data, size_t len, uint8_t ta
 		len -= (size_t)chunk;
 	}
 	if (EVP_EncryptFinal_ex(ctx, none, &outl) != 1 ||
-	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, N2L_TAG_LEN, tag) != 1)
+	    EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, N2L_TAG_LEN, tag) != 1)
 		return -1;
 	return 0;
 }
 
 int tagger_tag(struct tagger *t, const uint8_t *data, size_t len, uint8_t tag[N2L_TAG_LEN])
 {
-	if (gcm_tag(t, data, len, tag))
+	if (frame_tag(t, data, len, tag))
 		return -1;
 	t->seq++;
 	return 0;
@@ -143,7 +143,7 @@ bool tagger_verify(struct tagger *t, const uint8_t *data, size_t len,
 {
 	uint8_t want[N2L_TAG_LEN];
 
-	if (gcm_tag(t, data, len, want) || CRYPTO_memcmp(want, tag, N2L_TAG_LEN))
+	if (frame_tag(t, data, len, want) || CRYPTO_memcmp(want, tag, N2L_TAG_LEN))
 		return false;
 	t->seq++;
 	return true;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The cryptography of n2l-proto.h's "Authentication": proofs and session
- * keys (HMAC-SHA256 over an n2l_transcript), frame tags (AES-256-GCM with
- * no plaintext, the frame as associated data, the sequence number as IV),
- * nonces from getrandom. Everything from OpenSSL's libcrypto.
+ * keys (HMAC-SHA256 over an n2l_transcript), frame tags (ChaCha20-Poly1305
+ * with no plaintext, the frame as associated data, the sequence number as
+ * nonce), nonces from getrandom. Everything from OpenSSL's libcrypto.
  */
 #ifndef NSWAPD_AUTH_H
 #define NSWAPD_AUTH_H

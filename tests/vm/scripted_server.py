@@ -43,7 +43,7 @@ SIGUSR2 pauses (and resumes) every connection: nothing is read or
 answered, the connections stay open (--pause-on-signal is the same
 server with nothing else scripted).
 
-It speaks protocol version 2 without keys (as nswapd --insecure): a
+It speaks protocol version 3 without keys (as nswapd --insecure): a
 client's namespace is the (identity, device) of its HELLO, and the store
 keeps versions of a key side by side with their seals, as nswapd's does
 (a PUT never replaces another version; INVAL and RETAIN name versions).

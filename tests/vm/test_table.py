@@ -208,7 +208,7 @@ def test_module_unload_and_reload(lab):
     dev.remove()
     sh("rmmod nswap2l")
     assert "nswap2l" not in sh("dmsetup targets")
-    sh(f"insmod {n2l.MODULE}")
+    n2l.insmod_tree_module()
     dev = lab.device("n2l-mod", table_line(SECTORS, f.path, d.path))
     n2l.write_pattern(dev.path, 0, 1 << 20, 4)
     assert n2l.check_pattern(dev.path, 0, 1 << 20, 4) == 0

@@ -178,7 +178,7 @@ def security_comparisons(delay_us, rate_mbit):
             "Network-RAM-only device on each. ")
     return [Comparison("psk", "Plain against authenticated (psk:, every frame tagged)",
                        "plain", "psk", SECURITY_CASES, paths,
-                       note + "psk: HMAC-SHA256 handshake, AES-GCM tag on every frame."),
+                       note + "psk: HMAC-SHA256 handshake, ChaCha20-Poly1305 tag on every frame."),
             Comparison("encrypt", "Plain against encrypted pages (encrypt:, AES-256-GCM)",
                        "plain", "encrypt", SECURITY_CASES, paths,
                        note + "encrypt: every page encrypted and authenticated at the "

@@ -66,8 +66,18 @@ def load_modules(nswap2l=True):
     if not os.path.ismount("/sys/kernel/config"):
         sh("mount -t configfs none /sys/kernel/config")
     if nswap2l and "nswap2l" not in sh("lsmod"):
-        sh(f"insmod {MODULE}")
+        insmod_tree_module()
     os.makedirs(LOGDIR, exist_ok=True)
+
+
+def insmod_tree_module():
+    """nswap2l.ko from the tree, after the modules it needs (the kernel's
+    ChaCha20 and Poly1305, say), which insmod, unlike modprobe, leaves to
+    the caller."""
+    deps = sh(f"modinfo -F depends {MODULE}").strip()
+    if deps:
+        sh(f"modprobe -a {' '.join(deps.split(','))}")
+    sh(f"insmod {MODULE}")
 
 
 # ----------------------------------------------------------------------------

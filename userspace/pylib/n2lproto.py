@@ -1,10 +1,10 @@
-"""The Nswap2L Network RAM wire protocol, version 2 (nswap-net/n2l-proto.h),
+"""The Nswap2L Network RAM wire protocol, version 3 (nswap-net/n2l-proto.h),
 in Python.
 
 Frames are a 48-byte little-endian header, ``header.len`` bytes of payload
-and, once a connection is authenticated, a 16-byte tag (AES-256-GCM with
-no plaintext over header and payload, IV = the frame's sequence number in
-its direction). This module packs and parses headers and payloads,
+and, once a connection is authenticated, a 16-byte tag (ChaCha20-Poly1305
+with no plaintext over header and payload, nonce = the frame's sequence
+number in its direction). This module packs and parses headers and payloads,
 mirrors ``n2l_payload_len()``, computes proofs, session keys and tags,
 and has
 
@@ -39,7 +39,7 @@ import struct
 import time
 
 MAGIC = 0x504C324E
-VERSION = 2
+VERSION = 3
 PAGE_SIZE = 4096
 SEAL_LEN = 16
 TAG_LEN = 16
@@ -345,17 +345,18 @@ def session_keys(psk, client_nonce, server_nonce, role, device, identity):
 
 
 class Tagger:
-    """The frame tags of one direction of a connection: AES-256-GCM with no
-    plaintext, header and payload as associated data, IV = sequence number
-    (little-endian 64 bits, then 4 zero bytes), counted from 0."""
+    """The frame tags of one direction of a connection: ChaCha20-Poly1305
+    (RFC 8439) with no plaintext, header and payload as associated data,
+    nonce = 4 zero bytes, then the sequence number (little-endian 64 bits),
+    counted from 0."""
 
     def __init__(self, key, seq=0):
-        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-        self.aead = AESGCM(bytes(key))
+        from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+        self.aead = ChaCha20Poly1305(bytes(key))
         self.seq = seq
 
     def _tag(self, data, seq):
-        return self.aead.encrypt(struct.pack("<QI", seq, 0), b"", bytes(data))
+        return self.aead.encrypt(struct.pack("<IQ", 0, seq), b"", bytes(data))
 
     def tag(self, data):
         """The next frame's tag; the sequence number advances."""

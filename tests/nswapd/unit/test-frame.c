@@ -90,9 +90,9 @@ TEST(frame_wrong_magic_and_version)
 		w.magic = htole32(N2L_MAGIC ^ 1);
 		CHECK_EQ(check(w, NULL), FRAME_BAD_MAGIC);
 		w = mk(op, 1, 0, (unsigned int)req_len(op, 1));
-		w.version = 1;
+		w.version = N2L_PROTO_VERSION - 1;	/* the version before */
 		CHECK_EQ(check(w, NULL), FRAME_BAD_VERSION);
-		w.version = 3;
+		w.version = N2L_PROTO_VERSION + 1;
 		CHECK_EQ(check(w, NULL), FRAME_BAD_VERSION);
 		w.version = 0;
 		CHECK_EQ(check(w, NULL), FRAME_BAD_VERSION);
