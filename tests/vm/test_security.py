@@ -223,18 +223,37 @@ def test_persistently_slow_server_is_demoted(lab):
     1.2 s), is never down; it is demoted once its mean reply time passes
     half the timeout: writes go to the fast server though the slow one
     has twice the room (without demotion it would take all 32 MiB), and
-    what it holds still reads back."""
+    what it holds still reads back. Idle, the server answers the status
+    polls at once and is promoted again, so slow= is sampled during the
+    writes, not after them."""
     slow = nswapd(lab, 64, rate_mbit=10)
     fast = nswapd(lab, 32)
     dev = netram_device(lab, "n2l-slow", 32 << 11, [slow, fast])
     dev.message("set", "netram_timeout_ms", "1200")
-    n2l.write_pattern(dev.path, 0, 32 * MB, 206)
-    line = [x for x in dev.sysfs_read("servers").splitlines() if x.startswith(slow.name)][0]
+
+    def line():
+        return [x for x in dev.sysfs_read("servers").splitlines()
+                if x.startswith(slow.name)][0]
+    seen, done = [], threading.Event()
+
+    def sample():
+        while not done.is_set():
+            seen.append(line())
+            time.sleep(0.2)
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        n2l.write_pattern(dev.path, 0, 32 * MB, 206)
+    finally:
+        done.set()
+        sampler.join()
+    assert any("slow=1" in x for x in seen), seen[-5:]
     held_slow, held_fast = server(dev, slow.name)["held"], server(dev, fast.name)["held"]
-    assert "slow=1" in line and "timeouts=0" in line, line
+    assert "timeouts=0" in line(), line()
     assert held_slow + held_fast == 8192
-    assert held_slow <= 6144 and held_fast >= 2048, (held_slow, held_fast, line)
+    assert held_slow <= 6144 and held_fast >= 2048, (held_slow, held_fast, line())
     assert n2l.check_pattern(dev.path, 0, 32 * MB, 206) == 0
+    n2l.wait_for(lambda: "slow=0" in line(), timeout=60, what="the idle server promoted")
 
 
 def test_server_lying_about_its_room_draws_only_its_share(lab):
