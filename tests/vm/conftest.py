@@ -38,9 +38,20 @@ def kernel_modules():
     yield
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """The call's report on the item, for kernel_log_clean to see."""
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.when == "call":
+        item.call_failed = rep.failed
+
+
 @pytest.fixture(autouse=True)
 def kernel_log_clean(request):
-    """Fail the test on any kernel problem it caused; show its log."""
+    """Fail the test on any kernel problem it caused; show its log. A test
+    that failed shows what the device and the servers' client said during
+    it (the guest's whole dmesg is cut short when many tests ran)."""
     n2l.dmesg_new()
     yield
     lines = n2l.dmesg_new()
@@ -48,6 +59,10 @@ def kernel_log_clean(request):
     if bad:
         pytest.fail("kernel problems during the test:\n" + "\n".join(lines[-200:]),
                     pytrace=False)
+    if getattr(request.node, "call_failed", False):
+        ours = [x for x in lines if "nswap2l" in x]
+        print(f"---- the test's nswap2l kernel messages (last 100 of {len(ours)}) ----")
+        print("\n".join(ours[-100:]))
 
 
 class Lab:
