@@ -113,24 +113,29 @@ static int map_flush(struct n2l_store *s, struct bio *bio)
 }
 
 /*
- * The first read of a prefetched slot is what prefetching is for: count
- * it, once.
+ * Reads of prefetched slots: every one counts (the read/prefetch ratio of
+ * the original Nswap2L), and the first of each slot is a prefetch hit.
  */
-static void __count_prefetch_hits(struct n2l_store *s, struct n2l_io *io)
+static void __count_prefetch_reads(struct n2l_store *s, struct n2l_io *io)
 {
+	u32 i, reads = 0, hits = 0;
 	n2l_slot_t slot;
-	u32 i, hits = 0;
+	unsigned int f;
 	sme_t e;
 
 	for (i = 0; i < io->nr; i++) {
 		slot = to_slot(from_slot(io->slot) + i);
 		e = slotmap_get(&s->map, slot);
-		if (sme_flags(e) & SME_PREFETCHED) {
-			slotmap_set(&s->map, slot,
-				    sme_set_flags(e, sme_flags(e) & ~SME_PREFETCHED));
+		f = sme_flags(e);
+		if (!(f & SME_PREFETCHED))
+			continue;
+		reads++;
+		if (!(f & SME_PF_READ)) {
+			slotmap_set(&s->map, slot, sme_set_flags(e, f | SME_PF_READ));
 			hits++;
 		}
 	}
+	atomic64_add(reads, &s->stats.prefetch_reads);
 	atomic64_add(hits, &s->stats.prefetch_hits);
 }
 
@@ -152,7 +157,7 @@ static void __read_issued(struct n2l_store *s, struct n2l_io *io)
 	atomic64_inc(&s->stats.read_issues);
 	atomic64_add(inflight, &s->stats.read_parallel);
 	trace_nswap2l_read(s->devt, from_slot(io->slot), io->nr, io->medium);
-	__count_prefetch_hits(s, io);
+	__count_prefetch_reads(s, io);
 	__n2l_pf_read(s, io->slot, io->nr, io->medium);
 }
 
@@ -286,7 +291,7 @@ static void __start_writing(struct n2l_store *s, struct n2l_io *io)
 		slot = to_slot(from_slot(io->slot) + i);
 		e = slotmap_get(&s->map, slot);
 		slotmap_set(&s->map, slot, sme_set_flags(e, (sme_flags(e) |
-					    SME_WRITING) & ~SME_PREFETCHED));
+					    SME_WRITING) & ~SME_PREFETCH_FLAGS));
 	}
 }
 
@@ -574,7 +579,7 @@ static void __netram_write_ended(struct n2l_store *s, struct n2l_io *io)
  */
 void n2l_install(struct n2l_store *s, struct n2l_io *io, bool ok)
 {
-	unsigned int clear = SME_PREFETCHED | SME_WRITING | SME_LOST;
+	unsigned int clear = SME_PREFETCH_FLAGS | SME_WRITING | SME_LOST;
 	unsigned long flags;
 	n2l_slot_t slot;
 	sme_t e, new;

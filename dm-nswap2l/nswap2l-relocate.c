@@ -36,6 +36,15 @@ static bool __still_there(struct n2l_reloc *r, sme_t e)
 	return sme_at(e, r->group, r->vers) && !(sme_flags(e) & SME_WRITING);
 }
 
+/*
+ * The flags of a slot that moves: it is prefetched only if this move is a
+ * prefetch (a slot is prefetched while it stays where the engine put it).
+ */
+static unsigned int moved_flags(struct n2l_reloc *r, sme_t e)
+{
+	return (sme_flags(e) & ~SME_PREFETCH_FLAGS) | r->flags;
+}
+
 /*----------------------------------------------------------------*/
 /* To a block medium. */
 
@@ -54,7 +63,7 @@ static u32 install_blocks(struct n2l_store *s, struct n2l_reloc *r, u32 done,
 			runalloc_put(&s->media[m].alloc, to_blk(blk + i), 1);
 			continue;
 		}
-		new = sme_make(m, blk + i, sme_flags(e) | r->flags);
+		new = sme_make(m, blk + i, moved_flags(r, e));
 		__n2l_free_copy(s, slot, e);
 		slotmap_set(&s->map, slot, new);
 		__n2l_held_add(s, new, 1);
@@ -161,7 +170,7 @@ static u32 install_servers(struct n2l_store *s, struct n2l_reloc *r,
 			__mark_lost(s, slot, e);
 		} else {
 			new = sme_make(N2L_NETRAM, sme_netram_loc(g, r->vers),
-				       sme_flags(e) | r->flags);
+				       moved_flags(r, e));
 			__n2l_held_add(s, e, -1);
 			slotmap_set(&s->map, slot, new);
 			__n2l_held_add(s, new, 1);

@@ -315,4 +315,5 @@ void n2l_store_clear_stats(struct n2l_store *s)
 	atomic64_set(&s->stats.read_parallel, 0);
 	atomic64_set(&s->stats.prefetched, 0);
 	atomic64_set(&s->stats.prefetch_hits, 0);
+	atomic64_set(&s->stats.prefetch_reads, 0);
 }

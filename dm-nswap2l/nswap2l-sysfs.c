@@ -226,7 +226,7 @@ static ssize_t medium_show(struct n2l_store *s, const struct n2l_attr *a,
 enum {
 	F_NOSPC, F_DISCARDED, F_ZERO_READS, F_DROPPED, F_SLOW_WRITES,
 	F_SLOW_READS, F_FAILED_READS, F_MOVED, F_RETURNED, F_PREFETCHED,
-	F_PREFETCH_HITS, F_REREPLICATED, F_AUTH_FAILURES,
+	F_PREFETCH_HITS, F_REREPLICATED, F_AUTH_FAILURES, F_PREFETCH_READS,
 };
 
 static ssize_t counter_show(struct n2l_store *s, const struct n2l_attr *a,
@@ -246,15 +246,19 @@ static ssize_t counter_show(struct n2l_store *s, const struct n2l_attr *a,
 		[F_PREFETCH_HITS] = &s->stats.prefetch_hits,
 		[F_REREPLICATED] = &s->netram.rereplicated,
 		[F_AUTH_FAILURES] = &s->netram.auth_failures,
+		[F_PREFETCH_READS] = &s->stats.prefetch_reads,
 	};
 
 	return sysfs_emit(buf, "%llu\n",
 			  (unsigned long long)atomic64_read(c[a->field]));
 }
 
-enum { F_READ_PREFETCH_RATIO, F_READ_PARALLELISM };
+enum { F_READ_PREFETCH_RATIO, F_READ_PARALLELISM, F_READ_PREFETCH_RATIO_ALL };
 
-/* "<x>.<xxx>": reads per prefetched slot, reads in flight per read. */
+/*
+ * "<x>.<xxx>": first reads or every read per prefetched slot, reads in
+ * flight per read.
+ */
 static ssize_t ratio_show(struct n2l_store *s, const struct n2l_attr *a,
 			  char *buf)
 {
@@ -262,6 +266,9 @@ static ssize_t ratio_show(struct n2l_store *s, const struct n2l_attr *a,
 
 	if (a->field == F_READ_PREFETCH_RATIO) {
 		num = atomic64_read(&s->stats.prefetch_hits);
+		den = atomic64_read(&s->stats.prefetched);
+	} else if (a->field == F_READ_PREFETCH_RATIO_ALL) {
+		num = atomic64_read(&s->stats.prefetch_reads);
 		den = atomic64_read(&s->stats.prefetched);
 	} else {
 		num = atomic64_read(&s->stats.read_parallel);
@@ -385,6 +392,8 @@ N2L_COUNTER_ATTR(prefetched_slots, F_PREFETCHED);
 N2L_COUNTER_ATTR(prefetch_hits, F_PREFETCH_HITS);
 N2L_RATIO_ATTR(read_prefetch_ratio, F_READ_PREFETCH_RATIO);
 N2L_RATIO_ATTR(read_parallelism, F_READ_PARALLELISM);
+N2L_COUNTER_ATTR(prefetch_reads, F_PREFETCH_READS);
+N2L_RATIO_ATTR(read_prefetch_ratio_all, F_READ_PREFETCH_RATIO_ALL);
 N2L_MEDIUM_ATTR(netram_reads_inflight, N2L_NETRAM, F_READS_INFLIGHT);
 N2L_MEDIUM_ATTR(flash_reads_inflight, N2L_FLASH, F_READS_INFLIGHT);
 N2L_MEDIUM_ATTR(disk_reads_inflight, N2L_DISK, F_READS_INFLIGHT);
@@ -449,6 +458,8 @@ static struct attribute *n2l_attrs[] = {
 	&n2l_attr_prefetch_hits.attr,
 	&n2l_attr_read_prefetch_ratio.attr,
 	&n2l_attr_read_parallelism.attr,
+	&n2l_attr_prefetch_reads.attr,
+	&n2l_attr_read_prefetch_ratio_all.attr,
 	&n2l_attr_netram_reads_inflight.attr,
 	&n2l_attr_flash_reads_inflight.attr,
 	&n2l_attr_disk_reads_inflight.attr,

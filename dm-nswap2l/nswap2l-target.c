@@ -70,7 +70,8 @@ static void emit_ratio(u64 num, u64 den, char *result, unsigned int maxlen,
 /*
  * The migration engine: "<policy> <#args> [<key> <value>]* <prefetched>
  * <prefetch hits> <read/prefetch ratio> <read parallelism>
- * <reads in flight> x3 <moved in> <moved out> x3" (per medium).
+ * <reads in flight> x3 <moved in> <moved out> x3" (per medium), and,
+ * added later and so last, "<prefetch reads> <reads per prefetched slot>".
  */
 static void status_prefetch(struct n2l_target *t, char *result,
 			    unsigned int maxlen, size_t *szp)
@@ -94,6 +95,9 @@ static void status_prefetch(struct n2l_target *t, char *result,
 		DMEMIT(" %llu %llu",
 		       (unsigned long long)atomic64_read(&s->media[m].stats.moved_in),
 		       (unsigned long long)atomic64_read(&s->media[m].stats.moved_out));
+	DMEMIT(" %llu", (unsigned long long)atomic64_read(&st->prefetch_reads));
+	emit_ratio(atomic64_read(&st->prefetch_reads),
+		   atomic64_read(&st->prefetched), result, maxlen, &sz);
 	*szp = sz;
 }
 
@@ -113,6 +117,7 @@ static void status_prefetch(struct n2l_target *t, char *result,
  *   <prefetched slots> <prefetch hits> <read/prefetch ratio>
  *   <read parallelism> <reads in flight: netram flash disk>
  *   <moved in> <moved out> (netram, flash, disk)
+ *   <prefetch reads> <read/prefetch ratio, every read>
  *
  * TABLE: the line that recreates the device with its current policies.
  * Nothing here waits: counters are read without locks, the rest under the

@@ -83,6 +83,7 @@ struct n2l_stats {
 	atomic64_t read_parallel;	/* sum of reads in flight at each issue */
 	atomic64_t prefetched;		/* slots moved by the migration engine */
 	atomic64_t prefetch_hits;	/* first reads of prefetched slots */
+	atomic64_t prefetch_reads;	/* every read of a prefetched slot */
 };
 
 enum n2l_amount_mode {

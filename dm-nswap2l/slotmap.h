@@ -4,7 +4,7 @@
  * saying which medium holds the slot and where.
  *
  *   bits  0..1   medium (enum n2l_medium; N2L_NONE = holds no data)
- *   bits  2..7   flags (SME_PREFETCHED, SME_WRITING, SME_LOST)
+ *   bits  2..7   flags (SME_PREFETCHED, SME_WRITING, SME_LOST, SME_PF_READ)
  *   bits  8..63  location on the medium:
  *                block media: the block (32 bits);
  *                Network RAM: the replica group (8 bits), then the
@@ -16,6 +16,11 @@
  * waits, so a completing write never has to ask whether it is still the
  * newest. A lost slot (N2L_NONE with SME_LOST) reads as -EIO until it is
  * written or discarded.
+ *
+ * A slot the migration engine moved to Flash is prefetched
+ * (SME_PREFETCHED) for as long as it stays there unwritten: every read of
+ * it is a read of a prefetched slot, the first (SME_PF_READ not yet set)
+ * a prefetch hit. Writing, discarding or moving the slot clears both.
  *
  * The map does no locking; the target serialises access with its lock.
  */
@@ -32,9 +37,12 @@ typedef u64 sme_t;
 #define SME_LOC_SHIFT		8
 
 /* flags */
-#define SME_PREFETCHED		0x1U	/* arrived here by prefetch, not yet read */
+#define SME_PREFETCHED		0x1U	/* on Flash by prefetch, not written since */
 #define SME_WRITING		0x2U	/* a write of the slot is in flight */
 #define SME_LOST		0x4U	/* N2L_NONE: its data is gone, reads fail */
+#define SME_PF_READ		0x8U	/* prefetched, and read since */
+/* What a slot loses when it is written, or moved off the medium it is on. */
+#define SME_PREFETCH_FLAGS	(SME_PREFETCHED | SME_PF_READ)
 
 /* Network RAM locations: a replica group and a version. */
 #define SME_GROUP_BITS		8

@@ -160,8 +160,84 @@ def test_policy_picks_its_slots_and_counters_are_exact(lab, policy, moved_mb):
         assert got == want, (policy, mb, got)
     st = dev.status()
     assert st["prefetch_hits"] == 512 and st["read_prefetch_ratio"] == 1.0, st
+    assert st["prefetch_reads"] == 512 and st["read_prefetch_ratio_all"] == 1.0, st
     slot_reads(dev, 0, 8, 40)
-    assert dev.status()["prefetch_hits"] == 512, "a slot is a hit once"
+    st = dev.status()
+    assert st["prefetch_hits"] == 512, "a slot is a hit once"
+    assert st["prefetch_reads"] == 1024 and st["read_prefetch_ratio_all"] == 2.0, \
+        "every read of a prefetched slot counts"
+
+
+def prefetched_device(lab, name, slots):
+    """A device whose first 8 MiB were written in 1 MiB writes, then
+    @slots of them (the first: lrs) moved to Flash by one run of the
+    engine, which is off again."""
+    dev = device(lab, name, 16, 32, 16, "lrs",
+                 ["interval_ms", "100", "amount_mode", "fixed", "amount", str(slots),
+                  "enabled", "0"])
+    n2l.write_pattern(dev.path, 0, 8 * MB, 45)
+    dev.message("set", "prefetch_enabled", "1")
+    n2l.wait_for(lambda: dev.status()["prefetched"] == slots, timeout=60,
+                 what=f"{slots} slots prefetched")
+    dev.message("set", "prefetch_enabled", "0")
+    return dev
+
+
+def test_every_read_of_a_prefetched_slot_counts_while_it_stays_on_flash(lab):
+    """The original Nswap2L's read/prefetch ratio counts every read of a
+    prefetched slot while it stays on Flash; ours (prefetch_hits) its
+    first. Read three times, 512 slots are 1536 reads and 512 hits;
+    overwritten (back to Network RAM) or discarded, a slot is read no
+    more as prefetched; clear_stats zeroes the count."""
+    dev = prefetched_device(lab, "n2l-pfall", 512)
+    for _ in range(3):
+        assert slot_reads(dev, 0, 2, 45) == (0, 2)      # O_DIRECT, from Flash
+    st = dev.status()
+    assert st["prefetch_hits"] == 512 and st["read_prefetch_ratio"] == 1.0, st
+    assert st["prefetch_reads"] == 3 * 512 and st["read_prefetch_ratio_all"] == 3.0, st
+    assert dev.sysfs_read("prefetch_reads") == "1536\n"
+    assert dev.sysfs_read("read_prefetch_ratio_all") == "3.000\n"
+    # The first 256 slots written again (to Network RAM, which has room),
+    # 128 of the others discarded: only the 128 left count, on Flash.
+    n2l.write_pattern(dev.path, 0, MB, 46)
+    # --force: without it blkdiscard reads the device for signatures first
+    sh(f"blkdiscard --force -o {MB} -l {MB // 2} {dev.path}")
+    assert slot_reads(dev, 0, 1, 46) == (1, 0)
+    assert n2l.check_pattern(dev.path, MB + MB // 2, MB // 2, 45) == 0
+    st = dev.status()
+    assert st["flash"]["held"] == 128 and st["netram"]["held"] == 2048 - 512 + 256, st
+    assert st["prefetch_reads"] == 3 * 512 + 128 and st["prefetch_hits"] == 512, st
+    # written again, a slot is no longer prefetched, wherever it lands
+    n2l.write_pattern(dev.path, MB + MB // 2, MB // 2, 47)
+    assert n2l.check_pattern(dev.path, MB + MB // 2, MB // 2, 47) == 0
+    assert dev.status()["prefetch_reads"] == 3 * 512 + 128
+    dev.message("clear_stats")
+    st = dev.status()
+    assert (st["prefetched"], st["prefetch_hits"], st["prefetch_reads"]) == (0, 0, 0), st
+    assert st["read_prefetch_ratio_all"] == 0.0
+
+
+def test_a_slot_rewritten_in_place_on_flash_is_no_longer_prefetched(lab):
+    """With Network RAM full, a prefetched slot written again stays on its
+    Flash block (in place), and is read as an ordinary slot since."""
+    dev = device(lab, "n2l-pfinplace", 16, 4, 16, "lrs",
+                 ["interval_ms", "100", "amount_mode", "fixed", "amount", "256",
+                  "enabled", "0"])
+    n2l.write_pattern(dev.path, 0, 8 * MB, 48)      # 4 MiB on the server, 4 on Flash
+    dev.message("set", "prefetch_enabled", "1")
+    n2l.wait_for(lambda: dev.status()["prefetched"] == 256, what="256 slots prefetched")
+    dev.message("set", "prefetch_enabled", "0")
+    time.sleep(1)
+    n2l.write_pattern(dev.path, 8 * MB, 2 * MB, 48)  # the room they left, and more
+    assert slot_reads(dev, 0, 1, 48) == (0, 1)
+    before = dev.status()
+    assert before["prefetch_reads"] == 256, before
+    n2l.write_pattern(dev.path, 0, MB, 49)
+    after = dev.status()
+    assert [after[m]["held"] for m in n2l.MEDIA] == \
+        [before[m]["held"] for m in n2l.MEDIA], "written in place"
+    assert slot_reads(dev, 0, 1, 49) == (0, 1)
+    assert dev.status()["prefetch_reads"] == 256, "rewritten: not prefetched any more"
 
 
 def test_overwrite_of_prefetched_slot_goes_back_to_netram(lab):

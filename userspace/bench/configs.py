@@ -116,7 +116,8 @@ class SwapTarget:
             return {}
         st = self.device.status()
         out = {k: st[k] for k in ("read_parallelism", "read_prefetch_ratio",
-                                  "prefetched", "prefetch_hits")}
+                                  "prefetched", "prefetch_hits", "prefetch_reads",
+                                  "read_prefetch_ratio_all")}
         for m in ("netram", "flash", "disk"):
             out[f"{m}_reads"] = st[m]["reads"]
         return out

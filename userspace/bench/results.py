@@ -10,7 +10,8 @@ import statistics
 CSV_FIELDS = ("config", "workload", "rep", "status", "seconds", "wall_seconds",
               "reason", "footprint_mb", "limit_mb", "passes", "procs", "seed",
               "read_parallelism", "read_prefetch_ratio", "prefetched",
-              "prefetch_hits", "netram_reads", "flash_reads", "disk_reads",
+              "prefetch_hits", "prefetch_reads", "read_prefetch_ratio_all",
+              "netram_reads", "flash_reads", "disk_reads",
               "swap_out_mb", "swap_in_mb")
 
 

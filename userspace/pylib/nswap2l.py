@@ -73,6 +73,10 @@ def parse_status(line):
     for m in MEDIA:
         st[m]["moved_in"], st[m]["moved_out"] = int(w[i]), int(w[i + 1])
         i += 2
+    # Every read of a prefetched slot while it stays on Flash, and the
+    # original Nswap2L's read/prefetch ratio: those per slot prefetched.
+    st["prefetch_reads"], st["read_prefetch_ratio_all"] = int(w[i]), float(w[i + 1])
+    i += 2
     if i != len(w):
         raise ValueError(f"{len(w) - i} fields left over: {line}")
     return st
