@@ -93,21 +93,30 @@ def test_swap_over_network_under_global_memory_pressure(lab, remote_servers):
         work_mb = meminfo_kb("MemFree") // 1024 + 192
         print(f"reserved {reserved} MiB in huge pages, workload {work_mb} MiB, "
               f"{meminfo_kb('MemFree') // 1024} MiB free")
-        work = subprocess.Popen(
-            f"stress-ng --vm 2 --vm-bytes {work_mb // 2}M --vm-keep --vm-method all "
-            f"--verify --timeout 40s --metrics-brief --temp-path /tmp/n2l",
-            shell=True, cwd="/tmp/n2l", stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, text=True)
-        dog = Watchdog(work)
-        dog.start()
-        out, _ = work.communicate(timeout=1800)
-        dog.done.set()
-        dog.join()
-        st = dev.status()
+        # Rounds of 40 s until 64 MiB went to the servers: a guest the host
+        # starves (CI runs seven side by side on two cores; it once spent
+        # a whole round zeroing pages, RCU stall warnings and all) gets
+        # more rounds, not a failure. Each round verifies what it wrote.
+        for rnd in range(6):
+            work = subprocess.Popen(
+                f"stress-ng --vm 2 --vm-bytes {work_mb // 2}M --vm-keep --vm-method all "
+                f"--verify --timeout 40s --metrics-brief --temp-path /tmp/n2l",
+                shell=True, cwd="/tmp/n2l", stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, text=True)
+            dog = Watchdog(work, stall_s=120)
+            dog.start()
+            out, _ = work.communicate(timeout=1800)
+            dog.done.set()
+            dog.join()
+            st = dev.status()
+            print(f"round {rnd}: {st['netram']['write_sectors'] // 2048} MiB to the servers")
+            if dog.stalled or work.returncode != 0 or \
+                    st["netram"]["write_sectors"] * 512 >= 64 * MB:
+                break
     finally:
         with open("/proc/sys/vm/nr_hugepages", "w") as f:
             f.write("0\n")
-    assert not dog.stalled, "swapping stalled for 60 s: deadlock? (sysrq w in the log)"
+    assert not dog.stalled, "swapping stalled for 120 s: deadlock? (sysrq w in the log)"
     assert work.returncode == 0, out
     assert reserved > 0
     assert st["netram"]["write_sectors"] * 512 >= 64 * MB, (st["netram"], out)
