@@ -248,6 +248,15 @@ def wait_log(server, text, timeout=60, since=0):
                     what=f"{text!r} in the log of {server.name}")
 
 
+def wait_out_starvation(dev):
+    """A server down for netram_dead_after_ms (30 s) is away, and reads
+    that need it fail (nswap2l.rst, "Outages"). A guest the host starves
+    (CI runs seven on two cores) can time out its own servers, and took
+    41 s to get one back once: tests that are not about outages give them
+    3 minutes, so that only the event under test can fail a read."""
+    dev.message("set", "netram_dead_after_ms", "180000")
+
+
 def kmsg(text):
     """A line in the kernel log (and so on the guest console), to tell
     which step of a test a kernel problem came in."""

@@ -33,18 +33,12 @@ PAT_SLOTS = PAT_LEN // n2l.SLOT
 SECTORS = 48 << 11
 RACE_MAX_SECONDS = 240               # it is stopped long before
 AFTER_EVENT_S = 5                    # writes go on this long after an event
-STARVED_DEAD_AFTER_MS = 180000       # away only after 3 min down (device())
 
 
 def device(lab, name, servers, flash_mb=32, **kw):
     f = lab.flash(flash_mb)
     dev = lab.device(name, table_line(SECTORS, f.path, servers=[s.name for s in servers], **kw))
-    # A server down for netram_dead_after_ms is away, and reads that need
-    # it fail (nswap2l.rst, "Outages"): by design, and tested on its own
-    # below. A guest the host starves (CI runs seven on two cores) can
-    # time out and lose its connections, and took 41 s to get one back
-    # once: these tests are about the events, so they wait that out.
-    dev.message("set", "netram_dead_after_ms", str(STARVED_DEAD_AFTER_MS))
+    n2l.wait_out_starvation(dev)    # away is tested on its own, below
     n2l.wait_for(lambda: servers_up(dev, len(servers)), what="servers up")
     n2l.write_pattern(dev.path, PAT_OFF, PAT_LEN, 201)
     return dev

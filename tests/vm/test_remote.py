@@ -85,9 +85,9 @@ def test_swap_over_network_under_global_memory_pressure(lab, remote_servers):
     # The other guest may still be booting.
     n2l.wait_for(lambda: dev.servers_up(2), timeout=300, what="remote servers up")
     # The server guest, starved by the host, once lost both connections
-    # and was away (down 30 s) before it answered again: swapped-out
-    # pages would then fail to read. Wait for it as long as the watchdog.
-    dev.message("set", "netram_dead_after_ms", "180000")
+    # and was away before it answered again: swapped-out pages would then
+    # fail to read.
+    n2l.wait_out_starvation(dev)
     protect_from_oom(os.getpid())
     sh(f"mkswap {dev.path}")
     sh(f"swapon {dev.path}")
