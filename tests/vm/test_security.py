@@ -44,6 +44,33 @@ def test_psk_authenticates_both_ways_and_keeps_data(lab):
     assert "node-a" not in log and key.hex() not in log, log[-2000:]
 
 
+def gcm_aes_drivers():
+    """The drivers /proc/crypto lists under the name gcm(aes)."""
+    blocks = open("/proc/crypto").read().split("\n\n")
+    fields = [{k.strip(): v.strip() for k, v in (ln.split(":", 1) for ln in b.splitlines()
+                                                   if ":" in ln)} for b in blocks]
+    return sorted(f["driver"] for f in fields if f.get("name") == "gcm(aes)")
+
+
+def test_frame_tags_register_no_gcm_aes_of_their_own(lab):
+    """Frame tags once came from a gcm_base(ctr-aes-aesni,ghash-clmulni)
+    instance, which the crypto API registers under the name gcm(aes) at
+    generic-gcm-aesni's priority: the newest wins a lookup, so every later
+    gcm(aes) user in the kernel (encrypt: seals, dm-crypt) got the slower
+    template. A psk device must leave gcm(aes) as it found it."""
+    before = gcm_aes_drivers()
+    key = os.urandom(32)
+    add_logon_key("nswap2l:node-g", key)
+    srv = psk_server(lab, 16, {"node-g": key}, name="psk-gcm")
+    dev = lab.device("n2l-gcm", n2l.table_line(8 << 11, servers=[srv.name],
+                                               features=["psk:node-g"]))
+    assert gcm_aes_drivers() == before
+    n2l.wait_for(lambda: servers_up(dev, 1), what="server up")
+    n2l.write_pattern(dev.path, 0, 4 * MB, 207)
+    assert n2l.check_pattern(dev.path, 0, 4 * MB, 207) == 0
+    assert gcm_aes_drivers() == before
+
+
 def test_psk_server_hands_back_full_batches(lab):
     """A shrinking server with no peer hands pages back in RETURNs of 256
     pages: over a tagged session one frame's tag covers its header, its
