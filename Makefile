@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # make            module and userspace tools
+# make media      the test-only n2lmedia target (emulated media timing), every kernel
 # make check      every test: lint, unit tests, VM tests (prints a summary)
 # make deb        Debian packages in build/deb/ (nswap2l-dkms, nswapd, nswap2l-tools)
 # make demo       a device with emulated Flash and disk, swapped onto in a VM
@@ -25,7 +26,7 @@ PORTABLE_SRC := dm-nswap2l/slotmap.c dm-nswap2l/runalloc.c $(wildcard policies/*
 PORTABLE_HDR := $(wildcard dm-nswap2l/*.h policies/*.h userspace/include/*.h)
 TOOLS := build/tools/n2l-pattern build/tools/n2l-race
 
-.PHONY: all setup module modules tools unit lint vm-test check deb demo bench-overhead bench-netram \
+.PHONY: all setup module modules media tools unit lint vm-test check deb demo bench-overhead bench-netram \
 	bench bench-full bench-unit tools-unit packages-test clean
 
 all: module tools
@@ -39,6 +40,19 @@ module:
 # The module for every installed kernel (userspace/kver --all).
 modules:
 	for v in $$(userspace/kver --all); do $(MAKE) --no-print-directory module KVER=$$v || exit 1; done
+
+# The test-only n2lmedia target, which gives a memory device the timing of
+# Flash or a disk (userspace/media/dm-n2lmedia.c), for every installed
+# kernel: build/kmod-media/<version>/dm-n2lmedia.ko. A test and benchmark
+# tool: neither the top-level Kbuild nor the DKMS package has it.
+media:
+	for v in $$(userspace/kver --all); do \
+		mkdir -p build/kmod-media/$$v && \
+		cp -u --preserve=timestamps userspace/media/Kbuild userspace/media/*.c \
+			build/kmod-media/$$v/ && \
+		$(MAKE) -C /lib/modules/$$v/build M=$(CURDIR)/build/kmod-media/$$v W=1 modules || \
+		exit 1; \
+	done
 
 tools: $(TOOLS)
 
@@ -56,7 +70,7 @@ unit: build/unit
 lint:
 	tests/lint
 
-vm-test: modules tools nswapd sim workloads deb
+vm-test: modules media tools nswapd sim workloads deb
 	tests/vm/run
 
 # The packages, from a copy of the sources in build/deb/, lintian-checked
@@ -91,11 +105,11 @@ bench-netram: setup
 	userspace/bench/netram
 
 bench: setup
-	$(MAKE) --no-print-directory module nswapd workloads
+	$(MAKE) --no-print-directory module media nswapd workloads
 	userspace/bench/run quick
 
 bench-full: setup
-	$(MAKE) --no-print-directory module nswapd workloads
+	$(MAKE) --no-print-directory module media nswapd workloads
 	userspace/bench/run full
 
 # The runner's parsing and report, on the host

@@ -18,6 +18,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # Built for every kernel by make module KVER=...: the running one's.
 MODULE = os.environ.get("N2L_MODULE") or os.path.join(
     REPO, "build", "kmod", os.uname().release, "nswap2l.ko")
+# The test-only n2lmedia target (make media), built for every kernel.
+MEDIA_MODULE = os.environ.get("N2L_MEDIA_MODULE") or os.path.join(
+    REPO, "build", "kmod-media", os.uname().release, "dm-n2lmedia.ko")
 TOOLS = os.path.join(REPO, "build", "tools")
 NSWAPD = os.path.join(REPO, "build", "nswapd")
 NULLB = "/sys/kernel/config/nullb"
@@ -162,6 +165,97 @@ class DelayedDisk:
         if os.path.exists(self.path):
             sh(f"dmsetup remove --retry {self.name}")
         self.raw.remove()
+
+
+# udev probes every new device-mapper device (blkid reads it): on a model
+# of 10 ms a request that takes seconds, counts in its status, and holds up
+# dmsetup create, which waits for udev. As 11-dm-nswap2l.rules does for
+# nswap2l, devices whose DM uuid starts N2LMEDIA- get no content probe.
+MEDIA_UDEV_RULE = "/run/udev/rules.d/11-n2lmedia.rules"
+MEDIA_UUID_PREFIX = "N2LMEDIA-"
+
+
+def load_media_module():
+    """The n2lmedia target, from the tree, unless device-mapper has it, and
+    the udev rule that keeps probes off its devices."""
+    if "n2lmedia" not in sh("dmsetup targets"):
+        sh(f"insmod {MEDIA_MODULE}")
+    if not os.path.exists(MEDIA_UDEV_RULE):
+        os.makedirs(os.path.dirname(MEDIA_UDEV_RULE), exist_ok=True)
+        with open(MEDIA_UDEV_RULE, "w") as f:
+            f.write(f'SUBSYSTEM=="block", KERNEL=="dm-[0-9]*", ACTION=="add|change", '
+                    f'ATTR{{dm/uuid}}=="{MEDIA_UUID_PREFIX}*", ENV{{DM_NOSCAN}}="1"\n')
+        sh("udevadm control --reload")
+
+
+def parse_media_status(line):
+    """The INFO status of one n2lmedia target, with or without the leading
+    '<start> <length> n2lmedia', as {"model", "read": {...}, "write": {...},
+    "queued"}; field order: userspace/media/dm-n2lmedia.c."""
+    w = line.split()
+    if len(w) > 2 and w[2] == "n2lmedia":
+        w = w[3:]
+    model, nums = w[0], [int(x) for x in w[1:]]
+    keys = ["requests", "bytes", "service_us"]
+    if model == "disk":
+        keys += ["seeks", "sequential"]
+    n = len(keys)
+    if len(nums) != 2 * n + 1:
+        raise ValueError(f"n2lmedia status of {len(nums)} numbers: {line}")
+    return {"model": model, "read": dict(zip(keys, nums[:n])),
+            "write": dict(zip(keys, nums[n:2 * n])), "queued": nums[-1]}
+
+
+class Medium:
+    """An emulated medium whose timing a model fixes: the n2lmedia target
+    (userspace/media/dm-n2lmedia.c) over a memory-backed null_blk without
+    delay, which holds the data. ModelFlash and ModelDisk pick the model;
+    keys are its table arguments (read_lat_us=80, ...), the rest its
+    defaults. discard gives the null_blk discard support, which the target
+    then passes on; cache_mb a write cache, so that flushes reach it.
+    Call load_media_module() first."""
+
+    model = None
+
+    def __init__(self, size_mb, name, discard=False, cache_mb=0, **keys):
+        self.raw = NullBlk(size_mb, discard=discard, cache_mb=cache_mb, prefix="n2lm")
+        self.name = name
+        self.path = f"/dev/mapper/{name}"
+        self.size_mb = size_mb
+        self.keys = keys
+        try:
+            sh(f"dmsetup create {name} --uuid {MEDIA_UUID_PREFIX}{name} "
+               f"--table '{self.table_line()}'")
+        except CommandError:
+            self.raw.remove()
+            raise
+
+    def table_line(self):
+        args = " ".join(f"{k} {v}" for k, v in self.keys.items())
+        return (f"0 {self.size_mb * 2048} n2lmedia {self.raw.path} 0 {self.model} "
+                f"{2 * len(self.keys)} {args}").rstrip()
+
+    def status(self):
+        return parse_media_status(sh(f"dmsetup status {self.name}"))
+
+    def clear_stats(self):
+        sh(f"dmsetup message {self.name} 0 clear_stats")
+
+    def remove(self):
+        if os.path.exists(self.path):
+            sh(f"dmsetup remove --retry {self.name}")
+        self.raw.remove()
+
+
+class ModelFlash(Medium):
+    """Flash: per direction a latency, a bandwidth and a queue depth."""
+    model = "flash"
+
+
+class ModelDisk(Medium):
+    """A disk: one actuator, FIFO, seeks and half a rotation unless a
+    request starts where the previous one ended."""
+    model = "disk"
 
 
 # ----------------------------------------------------------------------------
