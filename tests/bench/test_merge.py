@@ -11,22 +11,37 @@ import merge
 import profiles
 
 
-def test_split_balances_cost_and_keeps_every_config_once():
-    groups = profiles.split(profiles.CONFIG_NAMES, 2)
-    assert sorted(c for g in groups for c in g) == sorted(profiles.CONFIG_NAMES)
-    cost = [sum(profiles.COST.get(c, profiles.COST_OTHERS) for c in g) for g in groups]
-    # within the cheapest configuration's cost of each other
-    assert abs(cost[0] - cost[1]) <= min(profiles.COST.values()), (groups, cost)
-    # the costly ones (the TCP stack under emulation) are shared
-    costly = [c for c in profiles.CONFIG_NAMES if c not in profiles.COST]
-    assert all(any(c in g for c in costly) for g in groups), groups
+def test_split_keeps_each_workloads_rep_whole_and_balances_cost():
+    units = profiles.get("full", reps=3).all_units()
+    groups = profiles.split(units, 2)
+    assert sorted(u for g in groups for u in g) == sorted(units)
+    cost = [sum(profiles.COST[w] for w, _ in g) for g in groups]
+    assert abs(cost[0] - cost[1]) <= max(profiles.COST.values()), (groups, cost)
+    # HPL's reps, the costliest units, fall to different guests (boots)
+    assert all(any(w == "hpl" for w, _ in g) for g in groups), groups
 
 
 @pytest.mark.parametrize("n", [1, 3, 20])
 def test_split_never_makes_empty_groups(n):
-    groups = profiles.split(("disk", "flash", "zram"), n)
+    groups = profiles.split((("wl1", 0), ("is", 0), ("radix", 1)), n)
     assert len(groups) == min(n, 3) and all(groups)
-    assert profiles.split(("zram", "disk"), 1) == [["disk", "zram"]]
+    assert profiles.split((("is", 0), ("wl1", 1)), 1) == [[("is", 0), ("wl1", 1)]]
+
+
+def test_units_round_trip_and_bad_units_are_refused():
+    units = (("wl1", 0), ("hpl", 2))
+    assert profiles.parse_units(profiles.format_units(units)) == units
+    for bad in ("wl1", "wl9/0", "wl1/x", "wl1/0,"):
+        with pytest.raises(ValueError, match="workload>/<rep"):
+            profiles.parse_units(bad)
+
+
+def test_a_guests_units_select_its_cells_of_every_configuration():
+    p = profiles.get("quick", reps=2, units=(("wl2", 1), ("hpl", 0)))
+    cells = p.cells()
+    assert {(w, r) for _, w, r in cells} == {("wl2", 1), ("hpl", 0)}
+    assert len(cells) == 2 * len(p.configs)
+    assert [(c, w, r) for r, c, ws in p.blocks() for w in ws] == cells
 
 
 def guest_run(configs, calib_us, date):
@@ -36,6 +51,16 @@ def guest_run(configs, calib_us, date):
             "workloads": ["wl1", "wl2"], "cells": cells,
             "environment": {"profile": {"name": "full"},
                             "calibration": {"flash": {"read_4k_qd1_us": calib_us}}}}
+
+
+def test_merge_unites_the_workloads_of_guests_in_profile_order():
+    a = guest_run(["disk", "flash"], 1.0, "d")
+    b = guest_run(["disk", "flash"], 1.0, "d")
+    a["workloads"], b["workloads"] = ["hpl"], ["wl2", "wl1"]
+    a["units"], b["units"] = "hpl/0", "wl2/0,wl1/0"
+    run = merge.merge_runs([a, b])
+    assert run["workloads"] == ["wl1", "wl2", "hpl"]
+    assert [g["units"] for g in run["environment"]["guests"]] == ["hpl/0", "wl2/0,wl1/0"]
 
 
 def test_merge_orders_cells_and_keeps_each_guests_calibration():

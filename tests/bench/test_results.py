@@ -82,25 +82,57 @@ def test_csv_has_every_field_in_order_and_blanks_for_none():
     assert len(rows) == 6
 
 
-def test_profiles_scale_media_together():
-    quick = profiles.get("quick")
-    m1, m2 = quick.media(), profiles.get("quick", scale=2.0).media()
-    assert m2["flash_latency_us"] == 2 * m1["flash_latency_us"]
+def test_profiles_scale_link_and_disk_together():
+    m1, m2 = profiles.get("quick").media(), profiles.get("quick", scale=2.0).media()
+    assert m2["net_delay_us"] == 2 * m1["net_delay_us"]
     assert m2["net_rate_mbit"] * 2 == m1["net_rate_mbit"]
-    for scale in (0.1, 0.5, 1, 1.7, 3):
-        d = profiles.get("quick", scale=scale).media()["disk_delay_ms"]
-        assert d >= 4 and d % 4 == 0, (scale, d)
+    assert m2["disk_seek_max_us"] == 2 * m1["disk_seek_max_us"]
+    assert m2["disk_rpm"] * 2 == m1["disk_rpm"] and m2["disk_mbps"] * 2 == m1["disk_mbps"]
+    assert abs(profiles.get("quick", scale=2.0).disk_random_us() -
+               2 * profiles.get("quick").disk_random_us()) < 0.2
 
 
-def test_media_bandwidth_comes_from_queueing():
-    m = profiles.get("full").media()
-    # 5 requests of 4 KiB in flight, 80 us each: the X25-M's 250 MB/s
-    assert m["flash_queue_depth"] == 5
-    assert 240 <= 5 * 4096 / m["flash_latency_us"] <= 260
-    assert m["disk_transfer_us"] == 41            # 4 KiB at 100 MB/s
-    slow = profiles.get("full", scale=4).media()
-    assert slow["flash_queue_depth"] == 5         # latency up, bandwidth down
-    assert slow["disk_transfer_us"] == 4 * 41
+def test_disk_meets_the_issue_bounds_at_the_papers_scale():
+    p = profiles.get("full")
+    # seek 1000 + 5200 x 8/15, half a rotation at 7200 rpm, 4 KiB at 100 MB/s
+    assert p.disk_random_us() == round(1000 + 5200 * 8 / 15 + 30e6 / 7200 + 40.96, 1)
+    assert 1e6 / p.disk_random_us() <= profiles.DISK_MAX_RANDOM_IOPS
+    assert p.disk_keys() == {"mbps": 100, "seek_min_us": 1000, "seek_max_us": 6200,
+                             "rpm": 7200}
+    t = profiles.targets("disk", {}, p)
+    assert t["randread 4k qd32"] == {"us": p.disk_random_us()}
+    assert t["write 4k qd1"] == {"max_us": round(p.disk_random_us() / 50, 1)}
+    assert len(t) == 8
+
+
+NETRAM = {"randread 4k qd1": 200.0, "randread 4k qd32": 40.0, "read 4k qd1": 190.0,
+          "read 4k qd32": 38.0, "randwrite 4k qd1": 250.0, "randwrite 4k qd32": 80.0,
+          "write 4k qd1": 240.0, "write 4k qd32": 75.0}
+
+
+def test_flash_is_set_from_network_ram_at_the_papers_ratios():
+    zero = {"randread 4k qd1": 30.0, "randwrite 4k qd1": 35.0}
+    keys = profiles.flash_keys(NETRAM, zero)
+    # QD32: 40 us x 1.08 a request -> 4096 bytes / 43.2 us = 95 MB/s
+    assert keys["read_mbps"] == 95 and keys["write_mbps"] == round(4096 / (80 * 1.62))
+    # QD1: 200 x 1.08 = 216 us, less the guest's 30 us and the transfer
+    assert keys["read_lat_us"] == round(216 - 30 - 4096 / 95)
+    assert keys["write_lat_us"] == round(250 * 1.62 - 35 - 4096 / keys["write_mbps"])
+    assert keys["read_qd"] == keys["write_qd"] == 32
+    t = profiles.targets("flash", NETRAM, profiles.get("full"))
+    assert t["randread 4k qd1"] == {"us": 216.0}
+    assert t["write 4k qd32"] == {"us": round(75 * 1.62, 1)}
+    assert profiles.targets("netram", NETRAM, profiles.get("full")) == {}
+    assert profiles.FLASH_RATIO == {"read": 1.08, "write": 1.62}
+
+
+def test_off_target_within_tolerance_only():
+    assert profiles.off_target(114.9, {"us": 100}) is None
+    assert "target 100 us" in profiles.off_target(115.1, {"us": 100})
+    assert "target 100 us" in profiles.off_target(84.9, {"us": 100})
+    assert profiles.off_target(10.0, {"max_us": 160}) is None
+    assert "at most 160" in profiles.off_target(185.0, {"max_us": 160})
+    assert profiles.off_target(None, {"us": 1}) == "no I/O completed"
 
 
 def test_profile_cells_cover_the_matrix_reps_outermost():
@@ -137,8 +169,55 @@ def test_spread_compares_good_runs_of_one_cell():
 def test_blocks_leave_out_cells_done_before_a_restart():
     p = profiles.get("quick", reps=2, configs=("disk", "flash"),
                      workloads=("wl1", "wl2"))
-    assert p.blocks() == [(0, "disk", ("wl1", "wl2")), (0, "flash", ("wl1", "wl2")),
-                          (1, "disk", ("wl1", "wl2")), (1, "flash", ("wl1", "wl2"))]
-    done = {("disk", "wl1", 0), ("disk", "wl2", 0), ("flash", "wl1", 0)}
-    assert p.blocks(done) == [(0, "flash", ("wl2",)), (1, "disk", ("wl1", "wl2")),
-                              (1, "flash", ("wl1", "wl2"))]
+    o0, o1 = p.config_order(0), p.config_order(1)
+    assert p.blocks() == [(0, o0[0], ("wl1", "wl2")), (0, o0[1], ("wl1", "wl2")),
+                          (1, o1[0], ("wl1", "wl2")), (1, o1[1], ("wl1", "wl2"))]
+    done = {(o0[0], "wl1", 0), (o0[0], "wl2", 0), (o0[1], "wl1", 0)}
+    assert p.blocks(done) == [(0, o0[1], ("wl2",)), (1, o1[0], ("wl1", "wl2")),
+                              (1, o1[1], ("wl1", "wl2"))]
+
+
+def test_configurations_run_in_a_shuffled_order_a_restart_repeats():
+    p = profiles.get("full", reps=3)
+    orders = [p.config_order(r) for r in range(3)]
+    assert all(sorted(o) == sorted(profiles.CONFIG_NAMES) for o in orders)
+    assert len({tuple(o) for o in orders}) == 3          # not one fixed order
+    assert orders[0] != list(profiles.CONFIG_NAMES)
+    assert profiles.get("full", reps=3).config_order(1) == orders[1]
+    assert profiles.get("full", seed=2).config_order(1) != orders[1]
+
+
+def test_paired_difference_needs_agreeing_ratios_beyond_twice_the_spread():
+    def cells(a, b):
+        return [{"config": c, "workload": "w", "rep": r, "status": "ok", "seconds": t}
+                for c, ts in (("a", a), ("b", b)) for r, t in enumerate(ts)]
+    verdict, mean, ratios = results.difference(cells([5, 5.1, 5.2], [10, 10, 10]), "a", "b", "w")
+    assert verdict == "faster" and ratios == [0.5, 0.51, 0.52] and abs(mean - 0.51) < 1e-9
+    assert results.difference(cells([12, 12.5], [10, 10]), "a", "b", "w")[0] == "slower"
+    # one pair on each side of 1: no difference, however large the mean
+    assert results.difference(cells([5, 10.5], [10, 10]), "a", "b", "w")[0] == "no difference"
+    # all below 1, but by less than twice the spread (0.4 / 9.8 = 4%)
+    assert results.difference(cells([9.6, 10.0], [10.1, 10.1]), "a", "b", "w")[0] == \
+        "no difference"
+    assert results.difference(cells([1], []), "a", "b", "w") == (None, None, [])
+    # one pair has no spread to weigh it against
+    assert results.difference(cells([5], [10]), "a", "b", "w") == ("too few runs", 0.5, [0.5])
+
+
+def test_checksums_must_agree_across_configurations_and_reps():
+    cells = [{"config": c, "workload": "w", "rep": r, "status": "ok", "checksum": "aa"}
+             for c in ("x", "y") for r in (0, 1)]
+    cells.append({"config": "z", "workload": "w", "rep": 0, "status": "failed",
+                  "checksum": "bb"})
+    assert results.checksum_disagreements(cells) == []
+    cells[3]["checksum"] = "cc"
+    assert results.checksum_disagreements(cells) == [("w", {"aa": ["x 0", "x 1", "y 0"],
+                                                             "cc": ["y 1"]})]
+
+
+def test_csv_flattens_memory_events():
+    cell = {"config": "x", "workload": "w", "rep": 0, "status": "ok",
+            "memory_events": {"high": 7, "max": 0, "oom_kill": 1}}
+    row = next(iter(__import__("csv").DictReader(results.cells_to_csv([cell]).splitlines())))
+    assert (row["memory_high_events"], row["memory_max_events"], row["oom_kills"]) == \
+        ("7", "0", "1")

@@ -14,6 +14,7 @@ BENCH = os.path.join(n2l.REPO, "userspace", "bench")
 OUT = os.path.join(os.environ.get("N2L_OUT", "/tmp/n2l"), "bench-smoke")
 sys.path.insert(0, BENCH)
 import profiles  # noqa: E402
+import results  # noqa: E402
 
 
 def runner(out, *args):
@@ -25,18 +26,46 @@ def runner(out, *args):
         return json.load(f)
 
 
+def assert_accounted(c):
+    """The run's own account: the workload's CPU and faults from its
+    cgroup, the servers' CPU where there are servers, the device's reads
+    and their parallelism over time."""
+    limit = profiles.get("smoke").limit(c["workload"])
+    assert c["cpu_workload_s"] > 0 and c["cpu_busy_s"] >= c["cpu_workload_s"], c
+    assert c["major_faults"] > 0 and c["memory_events"]["high"] > 0, c
+    assert limit * 0.9 <= c["memory_peak_mb"] <= 2 * limit, c
+    assert c["device_reads"] > 0 and c["read_parallelism_time"] > 0, c
+    if c["config"] in ("nswap", "nbd"):      # all of it through a server
+        assert c["cpu_servers_s"] > 0, c
+
+
 def test_smoke_profile_runs_every_config_and_reports():
     res = runner(OUT)
     smoke = profiles.get("smoke")
     cells = res["cells"]
     assert len(cells) == len(smoke.configs) * len(smoke.workloads)
     assert [c for c in cells if c["status"] != "ok"] == []
-    assert set(res["environment"]["calibration"]) == {"flash", "disk", "netram", "nbd"}
+    calib = res["environment"]["calibration"]
+    assert set(calib["media"]) == {"flash", "disk", "netram", "nbd"}
+    for medium in ("flash", "disk"):
+        assert len(calib["media"][medium]) == 8 and all(
+            c["target"] and c["measured"] for c in calib["media"][medium].values()), calib
+    # set from Network RAM as measured; the gate recorded, and applied only
+    # where timing is exact (this guest's clock is the wall clock)
+    assert calib["flash_keys"]["read_mbps"] > 0 and calib["flash_keys"]["write_lat_us"] >= 0
+    assert calib["gate"]["applied"] is (os.environ.get("N2L_ICOUNT") == "1")
+    assert res["environment"]["staged_in_tmpfs"] == ["wl2"]
     for c in cells:
         assert c["seconds"] > 0 and c["swap_out_mb"] > 0, c
         if c["config"].startswith("n2l-") and c["config"] != "n2l-none":
             assert "prefetched" in c, c
+        assert_accounted(c)
     assert any(c["prefetched"] > 0 for c in cells if c["config"] == "n2l-lrs")
+    # one seed: every configuration computed the same result
+    assert results.checksum_disagreements(cells) == [] and all(c["checksum"] for c in cells)
+    ran = [c["config"] for c in sorted(cells, key=lambda c: c["seq"])]
+    assert sorted(c["seq"] for c in cells) == list(range(len(cells)))
+    assert ran == smoke.config_order(0) and ran != list(smoke.configs)
     p = run(f"{os.environ.get('N2L_PYTHON', sys.executable)} {BENCH}/report.py {OUT}")
     assert p.returncode == 0, p.stderr
     md = open(f"{OUT}/report.md").read()

@@ -6,24 +6,44 @@ import profiles
 from n2llab import sh
 from nswap2l import table_line
 
-SERVERS = 2            # page servers, each behind a link of its own
+SERVERS = 2            # page servers, behind the one link
 SWAP_PRIORITY = 100
 
 
-def flash(profile, mb, prefix):
-    """The profile's emulated SSD (see profiles.py)."""
-    m = profile.media()
-    return n2llab.NullBlk(mb, discard=True, prefix=prefix,
-                          latency_ns=m["flash_latency_us"] * 1000,
-                          queue_depth=m["flash_queue_depth"],
-                          max_kib=profiles.REQUEST_BYTES >> 10)
+def flash(profile, mb, name, keys=None):
+    """The profile's emulated SSD: the n2lmedia flash model with the keys
+    the calibration set (profile.flash_keys), or keys."""
+    n2llab.load_media_module()
+    return n2llab.ModelFlash(mb, name, discard=True,
+                             **(profile.flash_keys if keys is None else keys))
 
 
 def disk(profile, mb, name):
-    """The profile's emulated disk (see profiles.py)."""
+    """The profile's emulated disk: the n2lmedia disk model."""
+    n2llab.load_media_module()
+    return n2llab.ModelDisk(mb, name, **profile.disk_keys())
+
+
+def network(profile):
+    """The shaped link every configuration that uses the network reaches
+    its servers over, Nswap's page servers and NBD's alike: the client's
+    one NIC, as on a cluster node."""
     m = profile.media()
-    return n2llab.DelayedDisk(mb, m["disk_delay_ms"], name=name,
-                              transfer_us=m["disk_transfer_us"])
+    return n2llab.Link(1, m["net_delay_us"], m["net_rate_mbit"])
+
+
+def page_servers(link, mb_each):
+    """configs.SERVERS nswapd behind link, each donating mb_each MiB."""
+    return [n2llab.nswapd(link, mb_each, port=7070 + i) for i in range(SERVERS)]
+
+
+def media_used(profile):
+    """The media the profile's configurations use, NBD's link as "nbd"."""
+    used = {m for name, _, media, _ in profiles.CONFIGS if name in profile.configs
+            for m in media}
+    if "nbd" in profile.configs:
+        used.add("nbd")
+    return used
 
 
 class SwapTarget:
@@ -35,7 +55,6 @@ class SwapTarget:
         self.profile, self.config = profile, config
         _, self.label, self.media, self.prefetch = \
             next(c for c in profiles.CONFIGS if c[0] == config)
-        self.m = profile.media()
         self.parts = []        # what to remove, in reverse order
         self.device = None     # the nswap2l device, if any
         self.path = None
@@ -45,16 +64,11 @@ class SwapTarget:
         return part
 
     def _servers(self, total_mb):
-        each = max(4, total_mb // SERVERS)
-        servers = []
-        for i in range(1, SERVERS + 1):
-            link = self._keep(n2llab.Link(i, self.m["net_delay_us"],
-                                          self.m["net_rate_mbit"]))
-            servers.append(self._keep(n2llab.nswapd(link, each)))
-        return servers
+        link = self._keep(network(self.profile))
+        return [self._keep(srv) for srv in page_servers(link, max(4, total_mb // SERVERS))]
 
     def _flash(self, mb):
-        return self._keep(flash(self.profile, mb, "bflash"))
+        return self._keep(flash(self.profile, mb, "bench-flash"))
 
     def _disk(self, mb):
         return self._keep(disk(self.profile, mb, "bench-disk"))
@@ -82,7 +96,7 @@ class SwapTarget:
         return self.device.path
 
     def _nbd(self, swap_mb):
-        link = self._keep(n2llab.Link(1, self.m["net_delay_us"], self.m["net_rate_mbit"]))
+        link = self._keep(network(self.profile))
         return self._keep(n2llab.NbdExport(link, swap_mb)).path
 
     def _zram(self, swap_mb):

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
 """One run from the runs of several guests that shared a profile, each
-running some of its configurations (userspace/bench/run starts one guest
-per host core: with instruction counting a guest's times do not depend
-on what else the host runs, so the guests' cells compare as if one guest
-had run them all).
+running every configuration of some (workload, rep) units (userspace/
+bench/run starts one guest per host core: with instruction counting a
+guest's times do not depend on what else the host runs; the runs a
+paired comparison sets side by side are within one boot all the same).
 
     merge.py OUT_DIR GUEST_DIR...
 
@@ -22,7 +22,8 @@ import results  # noqa: E402
 
 def merge_runs(runs):
     """The runs of one profile as one run: cells in the profile's order
-    (rep, configuration, workload), configurations in CONFIGS order."""
+    (rep, configuration, workload), configurations in CONFIGS order,
+    workloads in WORKLOADS order."""
     if not runs:
         raise ValueError("no runs to merge")
     names = {r["environment"]["profile"]["name"] for r in runs}
@@ -33,13 +34,15 @@ def merge_runs(runs):
         configs.update(r["configs"])
     order = {c: i for i, c in enumerate(profiles.CONFIG_NAMES)}
     configs = dict(sorted(configs.items(), key=lambda kv: order.get(kv[0], len(order))))
-    workloads = list(runs[0]["workloads"])
+    mine = {w for r in runs for w in r["workloads"]}
+    workloads = [w for w in profiles.WORKLOADS if w in mine] + \
+        sorted(mine - set(profiles.WORKLOADS))
     cells = [c for r in runs for c in r["cells"]]
     cells.sort(key=lambda c: (c["rep"], order.get(c["config"], len(order)),
                               workloads.index(c["workload"])
                               if c["workload"] in workloads else len(workloads)))
     env = dict(runs[0]["environment"])
-    env["guests"] = [{"configs": list(r["configs"]),
+    env["guests"] = [{"configs": list(r["configs"]), "units": r.get("units") or "all",
                       "calibration": r["environment"].get("calibration"),
                       "resumed": r["environment"].get("resumed", [])} for r in runs]
     env.pop("resumed", None)

@@ -2,31 +2,94 @@
 """Benchmark profiles: how fast the emulated media are, how big the
 workloads are, which cells run and how often. Pure data and arithmetic.
 
-The media keep the ratios of the original Nswap2L testbed: 1 Gb Ethernet
-(~100 us round trip), an Intel X25-M class SATA SSD (~80 us a 4 KiB read,
-250 MB/s) and a 7200 rpm disk (~8 ms a random access, 100 MB/s). A
-profile's scale slows all of them down together, so that they stay in
-proportion with what the emulated CPU can drive; every run calibrates
-them with fio and records what they really did.
-
-Bandwidth comes from queueing, not from null_blk's own `mbps` throttle
-(a full run hung writers on it, results/full-20261123-0213/NOTES.md):
-the SSD is a null_blk that takes 4 KiB requests, each completing after
-its latency, a few at a time (250 MB/s at 80 us: 5 in flight); the disk
-is dm-delay's seek time in front of a null_blk that moves one 4 KiB
-request at a time at the disk's transfer rate."""
+The media keep the ratios of the original Nswap2L testbed. Its link is
+1 Gb Ethernet (~100 us round trip), shaped with netem. Its device table
+("Device Speeds in our System": large direct reads Flash 23.5 against
+Network RAM 21.7, writes 32.7 against 20.2) puts Flash at 1.08 times
+Network RAM's time for reads and 1.62 times for writes: Flash is set
+from Network RAM as calibrate.py measures it. The disk is a 7200 rpm disk
+with one actuator (about 8 ms a random 4 KiB request, 100 MB/s
+sequential), the n2lmedia model (userspace/media/dm-n2lmedia.c). A
+profile's scale slows the link and the disk down together, so that they
+stay in proportion with what the emulated CPU can drive; every run
+calibrates the media with fio against the targets here and stops if
+one is more than TOLERANCE off (calibrate.py)."""
+import random
 from dataclasses import dataclass, field, replace
 
 PAPER = {
     "net_delay_us": 50,        # each way: a 100 us round trip
     "net_rate_mbit": 1000,
-    "flash_latency_us": 80,
-    "flash_mbps": 250,
-    "disk_delay_ms": 8,
     "disk_mbps": 100,
+    "disk_seek_min_us": 1000,  # track to track
+    "disk_seek_max_us": 6200,  # full stroke
+    "disk_rpm": 7200,
 }
+# Flash's time over Network RAM's, per direction (the paper's table).
+FLASH_RATIO = {"read": round(23.5 / 21.7, 2), "write": round(32.7 / 20.2, 2)}
+# The disk: random 4 KiB at most 200 a second, sequential at least 50
+# times as many.
+DISK_MAX_RANDOM_IOPS = 200
+DISK_SEQ_OVER_RANDOM = 50
+# How far a calibrated figure may be off its target.
+TOLERANCE = 0.15
 
-REQUEST_BYTES = 4096     # the emulated media's largest request
+
+def off_target(measured, target):
+    """Why a calibrated time (us per request) misses its target, or None.
+    A target is {"us": x}, to be met within TOLERANCE, or {"max_us": x},
+    not to be exceeded by more."""
+    if measured is None:
+        return "no I/O completed"
+    if "us" in target and abs(measured - target["us"]) > TOLERANCE * target["us"]:
+        return f"{measured} us, target {target['us']} us +-{TOLERANCE:.0%}"
+    if "max_us" in target and measured > (1 + TOLERANCE) * target["max_us"]:
+        return f"{measured} us, target at most {target['max_us']} us (+{TOLERANCE:.0%})"
+    return None
+
+# The calibration's cases: (direction, pattern, queue depth), 4 KiB each.
+CALIBRATION_CASES = tuple((rw, pattern, qd) for rw in ("read", "write")
+                          for pattern in ("rand", "seq") for qd in (1, 32))
+
+
+def case_name(rw, pattern, qd):
+    return f"{'rand' if pattern == 'rand' else ''}{rw} 4k qd{qd}"
+
+
+def flash_keys(netram, zero):
+    """n2lmedia flash keys that put Flash at the paper's ratios to the
+    Network RAM measured (netram), given what a model of no delay costs
+    in this guest (zero)."""
+    keys = {}
+    for rw in ("read", "write"):
+        ratio = FLASH_RATIO[rw]
+        stream_us = netram[f"rand{rw} 4k qd32"] * ratio
+        mbps = max(1, round(4096 / stream_us))           # bytes per us
+        qd1_us = netram[f"rand{rw} 4k qd1"] * ratio
+        keys[f"{rw}_lat_us"] = max(0, round(qd1_us - zero[f"rand{rw} 4k qd1"] - 4096 / mbps))
+        keys[f"{rw}_mbps"] = mbps
+        keys[f"{rw}_qd"] = 32
+    return keys
+
+
+def targets(medium, netram, profile):
+    """{case: target} of a medium: {"us": x} to be met within TOLERANCE,
+    {"max_us": x} not to be exceeded by more; {} for a medium measured
+    only (Network RAM, the reference, and NBD, a comparator)."""
+    if medium == "flash":
+        return {name: {"us": round(us * FLASH_RATIO[rw_of(name)], 1)}
+                for name, us in netram.items() if us}
+    if medium == "disk":
+        rand = profile.disk_random_us()
+        return {case_name(rw, p, qd): {"us": rand} if p == "rand" else
+                {"max_us": round(rand / DISK_SEQ_OVER_RANDOM, 1)}
+                for rw, p, qd in CALIBRATION_CASES}
+    return {}
+
+
+def rw_of(name):
+    return "read" if "read" in name.split()[0] else "write"
+
 
 WORKLOADS = ("wl1", "wl2", "wl4", "radix", "is", "hpl")
 
@@ -45,29 +108,43 @@ CONFIGS = (
 )
 CONFIG_NAMES = tuple(c[0] for c in CONFIGS)
 
-# How much host time a configuration's cells take, relative to disk swap's,
-# to share them out between guests. With instruction counting a guest that
-# waits costs nothing (its clock jumps to the next timer), so slow disk
-# swap is cheap; what costs is emulated CPU: the TCP stack of every
-# Network RAM and NBD request, prefetching's moves, hpcc's kernels.
-# Measured from the host-time stamps of make bench (quick), one round:
-# disk 90 s, Flash 99, zram 70, n2l-none 130, n2l-mrs 110, n2l-rr 159,
-# n2l-random 176, Nswap 177.
-COST = {"disk": 1, "flash": 1.1, "zram": 0.8, "n2l-none": 1.4, "n2l-mrs": 1.3}
-COST_OTHERS = 1.9
+# How much host time a workload's cells take, relative to WL1's, to share
+# the runs out between guests. From the cells of results/full-20261123-0213
+# (guest seconds summed over configurations): WL1 147, WL4 153, Radix
+# 208, WL2 227, IS 231, HPL 2351 (hpcc's kernels under emulation).
+COST = {"wl1": 1, "wl2": 1.5, "wl4": 1, "radix": 1.4, "is": 1.6, "hpl": 16}
+COST_OTHERS = 1.5
 
 
-def split(configs, n):
-    """configs in n groups of about equal cost, each in CONFIGS order:
-    the costliest first, each to the group that costs least so far."""
-    groups = [[] for _ in range(max(1, min(n, len(configs))))]
+def split(units, n):
+    """(workload, rep) units in n groups of about equal cost, each sorted:
+    the costliest first, each to the group that costs least so far. A
+    unit is every configuration of one workload in one rep: what a paired
+    comparison sets side by side, so a guest runs it whole, in one boot,
+    and the reps of a workload fall to different boots."""
+    groups = [[] for _ in range(max(1, min(n, len(units))))]
     load = [0.0] * len(groups)
-    for c in sorted(configs, key=lambda c: -COST.get(c, COST_OTHERS)):
+    for u in sorted(units, key=lambda u: (-COST.get(u[0], COST_OTHERS), u[1])):
         i = load.index(min(load))
-        groups[i].append(c)
-        load[i] += COST.get(c, COST_OTHERS)
-    order = {c: i for i, c in enumerate(CONFIG_NAMES)}
-    return [sorted(g, key=lambda c: order.get(c, len(order))) for g in groups]
+        groups[i].append(u)
+        load[i] += COST.get(u[0], COST_OTHERS)
+    order = {w: i for i, w in enumerate(WORKLOADS)}
+    return [sorted(g, key=lambda u: (u[1], order.get(u[0], len(order)))) for g in groups]
+
+
+def format_units(units):
+    return ",".join(f"{w}/{r}" for w, r in units)
+
+
+def parse_units(text):
+    """"wl1/0,hpl/1" as (("wl1", 0), ("hpl", 1))."""
+    units = []
+    for word in text.split(","):
+        w, slash, r = word.partition("/")
+        if not slash or not r.isdigit() or w not in WORKLOADS:
+            raise ValueError(f"not <workload>/<rep>: {word!r}")
+        units.append((w, int(r)))
+    return tuple(units)
 
 
 @dataclass(frozen=True)
@@ -83,28 +160,46 @@ class Profile:
     limits: dict = field(default_factory=dict)      # MiB, per workload, else limit_mb
     procs: int = 4             # wl4, radix, is
     netram_share: float = 0.5  # Nswap2L: Network RAM holds this share of swap
-    prefetch_args: tuple = ("interval_ms", "500", "percent", "25")
-    seed: int = 1
+    # The paper's setting: every interval, 10% of the slots swapped out
+    # since the last activation (amount_mode swapouts).
+    prefetch_args: tuple = ("interval_ms", "200", "percent", "10")
+    seed: int = 1              # every run's workload input, and the order
+    flash_keys: dict = field(default_factory=dict)  # set by the calibration
+    units: tuple = ()          # (workload, rep) this guest runs; () for all
+
+    def runs(self, workload, rep):
+        return workload in self.workloads and rep < self.reps and (
+            not self.units or (workload, rep) in self.units)
+
+    def all_units(self):
+        return [(w, r) for r in range(self.reps) for w in self.workloads]
 
     def media(self):
-        """The emulated media of this profile, scaled, with the queueing
-        that gives them their bandwidth: the SSD takes as many 4 KiB
-        requests at once as its bandwidth moves in a latency (mbps x us =
-        bytes); the disk moves one 4 KiB request at a time."""
+        """The link and the disk of this profile, scaled."""
         s = self.scale
-        m = {
+        return {
             "net_delay_us": round(PAPER["net_delay_us"] * s),
             "net_rate_mbit": round(PAPER["net_rate_mbit"] / s),
-            "flash_latency_us": round(PAPER["flash_latency_us"] * s),
-            "flash_mbps": max(1, round(PAPER["flash_mbps"] / s)),
-            # dm-delay counts in jiffies: 4 ms at HZ=250
-            "disk_delay_ms": max(4, round(PAPER["disk_delay_ms"] * s / 4) * 4),
             "disk_mbps": max(1, round(PAPER["disk_mbps"] / s)),
+            "disk_seek_min_us": round(PAPER["disk_seek_min_us"] * s),
+            "disk_seek_max_us": round(PAPER["disk_seek_max_us"] * s),
+            "disk_rpm": max(1, round(PAPER["disk_rpm"] / s)),
         }
-        m["flash_queue_depth"] = max(1, round(
-            m["flash_mbps"] * m["flash_latency_us"] / REQUEST_BYTES))
-        m["disk_transfer_us"] = max(1, round(REQUEST_BYTES / m["disk_mbps"]))
-        return m
+
+    def disk_keys(self):
+        """The n2lmedia disk model's keys."""
+        m = self.media()
+        return {"mbps": m["disk_mbps"], "seek_min_us": m["disk_seek_min_us"],
+                "seek_max_us": m["disk_seek_max_us"], "rpm": m["disk_rpm"]}
+
+    def disk_random_us(self):
+        """What the disk model makes a random 4 KiB request cost on
+        average over the whole device: two uniform positions are, in the
+        square root of their distance, 8/15 of the way apart; half a
+        rotation; the transfer."""
+        m = self.media()
+        seek = m["disk_seek_min_us"] + (m["disk_seek_max_us"] - m["disk_seek_min_us"]) * 8 / 15
+        return round(seek + 30e6 / m["disk_rpm"] + 4096 / m["disk_mbps"], 1)
 
     def limit(self, workload):
         """The memory limit of one workload. HPL gets its own: hpcc, MPI
@@ -118,21 +213,31 @@ class Profile:
         times that matrix at its peak (its other kernels' arrays)."""
         return max(self.limit(w) for w in self.workloads) * 6
 
+    def config_order(self, rep):
+        """The configurations in the order rep runs them: shuffled, so
+        that no configuration always follows another (a slab or page cache
+        left behind, a warmer host), and the same in every boot of the
+        profile and seed, so that a restarted guest goes on in it."""
+        order = list(self.configs)
+        random.Random(f"{self.seed}/{rep}").shuffle(order)
+        return order
+
     def cells(self):
         """(config, workload, rep) in run order: reps outermost, so that
         an interrupted run still has every cell at least once; within a
         rep, one configuration's workloads one after the other, on one
         device made for them (see blocks())."""
-        return [(c, w, r) for r in range(self.reps) for c in self.configs
-                for w in self.workloads]
+        return [(c, w, r) for r in range(self.reps) for c in self.config_order(r)
+                for w in self.workloads if self.runs(w, r)]
 
     def blocks(self, done=frozenset()):
         """(rep, config, workloads): the cells that share one device, but
         for those done already ((config, workload, rep) in done)."""
         blocks = []
         for r in range(self.reps):
-            for c in self.configs:
-                left = tuple(w for w in self.workloads if (c, w, r) not in done)
+            for c in self.config_order(r):
+                left = tuple(w for w in self.workloads
+                             if self.runs(w, r) and (c, w, r) not in done)
                 if left:
                     blocks.append((r, c, left))
         return blocks

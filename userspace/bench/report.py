@@ -12,10 +12,15 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import profiles  # noqa: E402
 import results  # noqa: E402
 
-# The original paper's figures (12 nodes, 1 GbE, Intel X25-M), Nswap2L.
-PAPER_SPEEDUP = {"wl1": 3.5, "wl2": 30, "wl4": 30.9, "radix": 2.3, "is": 2.4, "hpl": 1.5}
+# The original paper's figures (12 nodes, 1 GbE, Intel X25-M): runtimes in
+# seconds of its "Nswap2L (to NW RAM only)", which is our `nswap`, of
+# Flash and of disk; its speedups are disk's time over the first.
+PAPER_RUNTIMES = {"wl1": (443.0, 574.2, 1547.4), "wl2": (591.6, 883.1, 17754.8),
+                  "wl4": (578.9, 978.4, 17881.2), "radix": (110.7, 147.4, 255.5),
+                  "is": (94.4, 107.6, 224.4), "hpl": (536.1, 598.7, 815.3)}
 PAPER_PARALLELISM = {"radix": (5.4, 13.7), "hpl": (5.2, 13.1)}  # without, with
 PREFETCHING = ("n2l-rr", "n2l-random", "n2l-lrs", "n2l-mrs")
 BEST_N2L = ("n2l-none",) + PREFETCHING
@@ -50,30 +55,107 @@ def table(header, rows):
     return lines
 
 
+def fmt_mean_range(got):
+    return "—" if got is None else f"{got[0]:.2f} ({got[1]:.2f}–{got[2]:.2f})"
+
+
 def runtime_table(run):
     cells, configs = run["cells"], list(run["configs"])
-    rows = [[label] + [fmt(results.cell_median(cells, c, w, key), 2) for c in configs]
+    rows = [[label] + [fmt_mean_range(results.mean_min_max(cells, c, w, key))
+                       for c in configs]
             for label, w, key in rows_of(run)]
     return table(["workload"] + configs, rows)
 
 
-def best_nswap2l(cells, workload, key="seconds"):
-    """The fastest Nswap2L configuration for a workload, and its speedup."""
-    got = [(results.speedup(cells, c, workload, key=key), c) for c in BEST_N2L]
-    got = [(s, c) for s, c in got if s is not None]
-    return max(got) if got else (None, None)
+# What each comparison sets against what: (contender, baseline).
+COMPARISONS = (("flash", "disk"), ("nswap", "flash"), ("n2l-none", "nswap"),
+               ("n2l-none", "flash")) + tuple((p, "n2l-none") for p in PREFETCHING) + \
+    (("nswap", "nbd"),)
+
+
+def differences_table(run):
+    """Paired per-run ratios of each comparison, and whether they call a
+    difference (results.difference())."""
+    cells, rows = run["cells"], []
+    for label, w, key in rows_of(run):
+        for a, b in COMPARISONS:
+            if a not in run["configs"] or b not in run["configs"]:
+                continue
+            verdict, mean, ratios = results.difference(cells, a, b, w, key)
+            if verdict is None:
+                continue
+            rows.append([label, f"{a} / {b}", " ".join(f"{r:.3f}" for r in ratios),
+                         f"{mean:.3f}", verdict])
+    return table(["workload", "time ratio", "per run", "mean", "verdict"], rows)
+
+
+CPU_KEYS = (("cpu_workload_s", "its cgroup"), ("cpu_servers_s", "servers"),
+            ("cpu_kworkers_s", "kworkers"), ("cpu_nswap2l_threads_s", "nswap2l threads"),
+            ("cpu_softirq_s", "softirq"), ("cpu_busy_s", "all busy"))
+MEMORY_KEYS = (("swap_out_mb", "MiB out"), ("swap_in_mb", "MiB in"),
+               ("major_faults", "major faults"), ("memory_peak_mb", "memory.peak MiB"),
+               ("memory_high_events", "memory.high events"))
+
+
+def per_cell_table(run, keys, digits=1):
+    """One row per workload and configuration: the median of each key."""
+    cells = [dict(c, **{f"memory_{k}_events": v for k, v in
+                        (c.get("memory_events") or {}).items()}) for c in run["cells"]]
+    rows = []
+    for w in run["workloads"]:
+        for c in run["configs"]:
+            vals = [results.cell_median(cells, c, w, k) for k, _ in keys]
+            if any(v is not None for v in vals):
+                rows.append([WORKLOAD_NAMES.get(w, w), c] + [fmt(v, digits) for v in vals])
+    return table(["workload", "config"] + [name for _, name in keys], rows)
+
+
+def every_run_table(run):
+    rows = [[c["config"], WORKLOAD_NAMES.get(c["workload"], c["workload"]), c["rep"],
+             c.get("seq", "—"), c["status"], fmt(c.get("seconds"), 3),
+             fmt(c.get("wall_seconds"), 3), c.get("checksum") or "—"]
+            for c in run["cells"]]
+    return table(["config", "workload", "rep", "order", "status", "seconds",
+                  "wall seconds", "checksum"], rows)
+
+
+def checksum_lines(run):
+    bad = results.checksum_disagreements(run["cells"])
+    if not bad:
+        return ["- every good run of a workload computed the same checksum, "
+                "on every configuration"]
+    return [f"- {WORKLOAD_NAMES.get(w, w)}: " +
+            "; ".join(f"{s} from {', '.join(where)}" for s, where in sums.items())
+            for w, sums in bad]
 
 
 def speedup_table(run):
+    """Every configuration's own speedup: no best-of picked after the fact."""
     cells, configs = run["cells"], [c for c in run["configs"] if c != "disk"]
-    rows = []
-    for label, w, key in rows_of(run):
-        best, name = best_nswap2l(cells, w, key)
-        rows.append([label] +
-                    [fmt(results.speedup(cells, c, w, key=key), 1, "x") for c in configs] +
-                    [f"{fmt(best, 1, 'x')} ({name or '—'})",
-                     fmt(PAPER_SPEEDUP.get(w), 1, "x")])
-    return table(["workload"] + configs + ["best Nswap2L", "paper Nswap2L"], rows)
+    rows = [[label] + [fmt(results.speedup(cells, c, w, key=key), 1, "x") for c in configs]
+            for label, w, key in rows_of(run)]
+    return table(["workload"] + configs, rows)
+
+
+def paper_table(run):
+    """Speedups over disk against the paper's: its "Nswap2L (to NW RAM
+    only)" column is our Network-RAM-only `nswap`."""
+    cells, rows = run["cells"], []
+    for w in run["workloads"]:
+        paper = PAPER_RUNTIMES.get(w)
+        if not paper:
+            continue
+        ours = [results.speedup(cells, c, w) for c in ("nswap", "flash")]
+        rows.append([WORKLOAD_NAMES.get(w, w), fmt(ours[0], 1, "x"),
+                     fmt(paper[2] / paper[0], 1, "x"), fmt(ours[1], 1, "x"),
+                     fmt(paper[2] / paper[1], 1, "x")])
+    return table(["workload", "nswap", "paper Nswap2L (to NW RAM only)", "flash",
+                  "paper Flash"], rows)
+
+
+def two_medians(cells, config, workload, key1, key2, digits):
+    return f"{fmt(results.cell_median(cells, config, workload, key1), digits)} / " \
+        f"{fmt(results.cell_median(cells, config, workload, key2), digits)}"
 
 
 def parallelism_table(run):
@@ -83,8 +165,8 @@ def parallelism_table(run):
     for w in run["workloads"]:
         paper = PAPER_PARALLELISM.get(w)
         rows.append([WORKLOAD_NAMES.get(w, w)] +
-                    [fmt(results.cell_median(cells, c, w, "read_parallelism"), 2)
-                     for c in policies] +
+                    [two_medians(cells, c, w, "read_parallelism",
+                                 "read_parallelism_time", 2) for c in policies] +
                     [f"{paper[0]} / {paper[1]}" if paper else "—"])
     return table(["workload"] + policies + ["paper without / with"], rows)
 
@@ -93,7 +175,7 @@ def ratio_table(run):
     cells = run["cells"]
     policies = [c for c in PREFETCHING if c in run["configs"]]
     rows = [[WORKLOAD_NAMES.get(w, w)] +
-            [fmt(results.cell_median(cells, c, w, "read_prefetch_ratio"), 3)
+            [two_medians(cells, c, w, "read_prefetch_ratio", "read_prefetch_ratio_all", 3)
              for c in policies] for w in run["workloads"]]
     return table(["workload"] + policies, rows)
 
@@ -108,21 +190,38 @@ def environment_lines(run):
                  f"{prof.get('limit_mb')} MiB (per workload: {prof.get('limits') or 'none'}; "
                  f"{env.get('cgroup', 'memory.max')}), {prof.get('reps')} runs per cell, "
                  f"media {prof.get('scale')}x slower than the paper's, "
-                 f"seeds from {prof.get('seed')}, passes {prof.get('passes')}, "
+                 f"seed {prof.get('seed')} for every run, configurations "
+                 f"in a shuffled order per rep, passes {prof.get('passes')}, "
                  f"footprints x limit {prof.get('footprints') or 'the defaults'}, "
                  f"{prof.get('procs')} processes/threads")
+    lines.append(f"- Nswap2L: placement netram-first, prefetch "
+                 f"{' '.join(prof.get('prefetch_args') or ())} (amount_mode swapouts: a "
+                 "percentage of the slots swapped out since the last activation), Network "
+                 f"RAM sized to {prof.get('netram_share')} of the memory limit (half the "
+                 "overflow of a workload at twice its limit), Flash and disk holding the rest")
     lines.append(f"- {runs_done(run)}")
     lines.append(f"- {runs_agree(run)}")
     lines.append(f"- media as set: {json.dumps(env.get('media'))}")
-    guests = env.get("guests") or [{"configs": list(run["configs"]),
+    if "staged_in_tmpfs" in env:
+        lines.append("- workload binaries and their libraries run from the guest's tmpfs: "
+                     f"{', '.join(env['staged_in_tmpfs']) or 'none'} (the others from the "
+                     "host's filesystem, through virtiofs)")
+    guests = env.get("guests") or [{"workloads": list(run["workloads"]),
                                     "calibration": env.get("calibration", {}),
                                     "resumed": env.get("resumed", [])}]
     for i, g in enumerate(guests):
-        where = f" (guest {i + 1}: {', '.join(g['configs'])})" if len(guests) > 1 else ""
-        for medium, m in (g.get("calibration") or {}).items():
-            lines.append(f"- calibrated {medium}{where}: 4 KiB read at QD1 "
-                         f"{m.get('read_4k_qd1_us')} us, 1 MiB reads "
-                         f"{m.get('read_1m_mib_s')} MiB/s")
+        where = f" (guest {i + 1}: {g.get('units') or ', '.join(g.get('configs', []))})" \
+            if len(guests) > 1 else ""
+        calib = g.get("calibration") or {}
+        if calib.get("flash_keys"):
+            lines.append(f"- Flash model{where}, set from Network RAM as measured: "
+                         f"{json.dumps(calib['flash_keys'])}")
+        gate = calib.get("gate")
+        if gate:
+            lines.append(f"- calibration gate{where}: " + (
+                "every medium within its target" if gate["passed"] else
+                f"{len(gate['off_target'])} case(s) off target" +
+                ("" if gate["applied"] else " (not applied: wall-clock timing)")))
         restarts = g.get("resumed")
         if restarts:
             lines.append(f"- the guest{where} died and was booted again "
@@ -131,6 +230,24 @@ def environment_lines(run):
                          "(every cell finished before is kept; the consoles of the "
                          "boots that died are console-died-*.log in its build/vm directory)")
     return lines
+
+
+def calibration_table(run):
+    """Each guest's calibration: per medium and case the target and what
+    fio measured, in us per request (1 / IOPS)."""
+    env = run["environment"]
+    guests = env.get("guests") or [{"calibration": env.get("calibration") or {}}]
+    rows = []
+    for i, g in enumerate(guests):
+        for medium, cases in ((g.get("calibration") or {}).get("media") or {}).items():
+            for case, c in cases.items():
+                t = c.get("target") or {}
+                target = (f"{t['us']}" if "us" in t else
+                          f"<= {t['max_us']}" if "max_us" in t else "—")
+                why = t and profiles.off_target(c.get("measured"), t)
+                rows.append([i + 1, medium, case, target, fmt(c.get("measured"), 1),
+                             "—" if not t else f"OFF: {why}" if why else "ok"])
+    return table(["guest", "medium", "case", "target us", "measured us", "verdict"], rows)
 
 
 def runs_done(run):
@@ -170,26 +287,59 @@ def bad_lines(run):
 
 def report_md(run, plots):
     lines = ["# Nswap2L workloads: runtime across media and peers", "",
-             f"Run of {run['date']}. Each cell: the median of its verified runs, "
-             "in guest seconds (with instruction counting, guest time counts "
+             f"Run of {run['date']}. Each cell: the mean of its verified runs "
+             "(fastest–slowest), in guest seconds (with instruction counting, guest time counts "
              "executed instructions, not the host's load; runs of a cell still differ "
              "a little, since timers and packets land between other instructions: "
              "how much is under Environment). "
              "A run that fails or computes a wrong result is listed below, never timed.",
              "", "Configurations: " + "; ".join(f"`{k}` {v}" for k, v in run["configs"].items()) + ".",
              "", "## Runtime (seconds)", ""] + runtime_table(run)
-    lines += ["", "## Speedup over disk swap", ""] + speedup_table(run)
+    lines += ["", "## Speedup over disk swap", "",
+              "Medians over medians; the differences below are per run."]
+    lines += [""] + speedup_table(run)
+    lines += ["", "## Against the paper", ""] + paper_table(run)
+    lines += ["", "## Differences", "",
+              "Each run of a configuration over the run of the same rep (same "
+              "seed, same boot) of the one it is set against. A difference is "
+              "called only where every ratio lies on one side of 1 and their "
+              "mean is further from 1 than twice the larger spread "
+              "((slowest - fastest) / mean) of the two cells.", ""]
+    lines += differences_table(run)
     lines += ["", "## Degree of read parallelism", "",
-              "Mean reads in flight on all media when a read is issued, itself "
-              "included: no prefetching (`n2l-none`) against each policy.", ""]
+              "At issue / over time. At issue: mean reads in flight on all media "
+              "when a read is issued, itself included (nswap2l's counter, as the "
+              "paper counts). Over time: the time reads spent in flight over the "
+              "run's time (the block layer's account of the device; Little's law, "
+              "so it grows with a slower medium). No prefetching (`n2l-none`) "
+              "against each policy.", ""]
     lines += parallelism_table(run)
     lines += ["", "## Read/prefetch ratio", "",
-              "Slots read after being prefetched, per slot prefetched.", ""]
+              "Ours / the paper's. Ours: slots read after being prefetched, per "
+              "slot prefetched (at most 1). The paper's: every read served from a "
+              "prefetched slot while it stays on Flash, per slot prefetched.", ""]
     lines += ratio_table(run)
+    lines += ["", "## Where the CPU went (seconds, median)", "",
+              "The workload's cgroup; the page servers (nswapd, nbdkit); kworkers; "
+              "nswap2l's own threads; softirq; and everything busy, over the run.", ""]
+    lines += per_cell_table(run, CPU_KEYS, 2)
+    lines += ["", "## Swapping and memory (median)", ""]
+    lines += per_cell_table(run, MEMORY_KEYS, 1)
+    lines += ["", "## Results", ""] + checksum_lines(run)
     lines += ["", "## Failed or wrong runs", ""] + bad_lines(run)
     lines += ["", "## Environment", ""] + environment_lines(run)
+    lines += ["", "## Media calibration", "",
+              "fio, 4 KiB requests, us per request (1 / IOPS). Network RAM over the "
+              "servers and links the configurations use is the reference: Flash's "
+              f"targets are its times x {profiles.FLASH_RATIO['read']} (reads) and "
+              f"x {profiles.FLASH_RATIO['write']} (writes), the paper's ratios; the "
+              "disk's are its model's mean random request and 1/"
+              f"{profiles.DISK_SEQ_OVER_RANDOM} of it for sequential ones. A case "
+              f"more than {profiles.TOLERANCE:.0%} off stops an instruction-counted "
+              "run.", ""] + calibration_table(run)
     if plots:
         lines += ["", "## Plots", ""] + [f"![{p}]({p})" for p in plots]
+    lines += ["", "## Every run", ""] + every_run_table(run)
     return "\n".join(lines) + "\n"
 
 

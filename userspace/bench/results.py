@@ -7,12 +7,15 @@ import io
 import statistics
 
 # Fields of every cell in results.csv, in this order.
-CSV_FIELDS = ("config", "workload", "rep", "status", "seconds", "wall_seconds",
-              "reason", "footprint_mb", "limit_mb", "passes", "procs", "seed",
-              "read_parallelism", "read_prefetch_ratio", "prefetched",
-              "prefetch_hits", "prefetch_reads", "read_prefetch_ratio_all",
-              "netram_reads", "flash_reads", "disk_reads",
-              "swap_out_mb", "swap_in_mb")
+CSV_FIELDS = ("config", "workload", "rep", "seq", "status", "seconds", "wall_seconds",
+              "reason", "footprint_mb", "limit_mb", "passes", "procs", "seed", "checksum",
+              "read_parallelism", "read_parallelism_time", "read_prefetch_ratio",
+              "prefetched", "prefetch_hits", "prefetch_reads", "read_prefetch_ratio_all",
+              "netram_reads", "flash_reads", "disk_reads", "device_reads",
+              "swap_out_mb", "swap_in_mb", "major_faults", "memory_peak_mb",
+              "memory_high_events", "memory_max_events", "oom_kills",
+              "cpu_workload_s", "cpu_servers_s", "cpu_kworkers_s",
+              "cpu_nswap2l_threads_s", "cpu_softirq_s", "cpu_busy_s")
 
 
 class ResultLineError(ValueError):
@@ -61,7 +64,7 @@ def cell_from_run(config, workload, rep, returncode, output, stats=None):
     else:
         cell["status"] = "failed"
     cell["reason"] = "" if ok else line.get("reason", f"exit {returncode}")
-    for key in ("footprint_mb", "limit_mb", "passes", "procs", "seed"):
+    for key in ("footprint_mb", "limit_mb", "passes", "procs", "seed", "checksum"):
         cell[key] = line.get(key, "")
     cell["seconds"] = line["seconds"] if ok and "seconds" in line else None
     cell["wall_seconds"] = line["wall_seconds"] if ok and "wall_seconds" in line else None
@@ -69,12 +72,21 @@ def cell_from_run(config, workload, rep, returncode, output, stats=None):
     return cell
 
 
+def flat_row(cell):
+    """A cell as one CSV row: memory.events' counters get columns of their
+    own."""
+    ev = cell.get("memory_events") or {}
+    row = dict(cell, memory_high_events=ev.get("high"), memory_max_events=ev.get("max"),
+               oom_kills=ev.get("oom_kill"))
+    return {k: "" if row.get(k) is None else row.get(k, "") for k in CSV_FIELDS}
+
+
 def cells_to_csv(cells):
     out = io.StringIO()
     w = csv.DictWriter(out, fieldnames=CSV_FIELDS, extrasaction="ignore")
     w.writeheader()
     for c in cells:
-        w.writerow({k: "" if c.get(k) is None else c.get(k, "") for k in CSV_FIELDS})
+        w.writerow(flat_row(c))
     return out.getvalue()
 
 
@@ -115,6 +127,69 @@ def spread(cells, key="seconds"):
     if not got:
         return None
     return statistics.median(s for s, _ in got), *max(got)
+
+
+def mean_min_max(cells, config, workload, key="seconds"):
+    """(mean, min, max) over a cell's good runs, or None."""
+    v = ok_values(cells, config, workload, key)
+    return (statistics.fmean(v), min(v), max(v)) if v else None
+
+
+def relative_spread(cells, config, workload, key="seconds"):
+    """(slowest - fastest) / mean of a cell's good runs; 0 with one run."""
+    got = mean_min_max(cells, config, workload, key)
+    return (got[2] - got[1]) / got[0] if got and got[0] > 0 else 0.0
+
+
+def paired_ratios(cells, config, baseline, workload, key="seconds"):
+    """config's time over baseline's, rep by rep, where both runs of a
+    rep are good: same seed, same boot, so a pair differs by the
+    configuration and the noise alone."""
+    def by_rep(c):
+        return {x["rep"]: x[key] for x in cells if x["config"] == c and
+                x["workload"] == workload and x["status"] == "ok" and x.get(key)}
+    mine, base = by_rep(config), by_rep(baseline)
+    return [mine[r] / base[r] for r in sorted(mine) if r in base and base[r] > 0]
+
+
+MIN_PAIRS = 2
+
+
+def difference(cells, config, baseline, workload, key="seconds"):
+    """Whether config differs from baseline on a workload: only where every
+    paired ratio lies on one side of 1 and their mean is further from 1
+    than twice the larger same-seed spread of the two cells. Returns
+    (verdict, mean ratio, ratios); verdict 'faster', 'slower', 'no
+    difference', 'too few runs' (fewer than MIN_PAIRS pairs), or None
+    without a pair."""
+    ratios = paired_ratios(cells, config, baseline, workload, key)
+    if not ratios:
+        return None, None, ratios
+    mean = statistics.fmean(ratios)
+    if len(ratios) < MIN_PAIRS:         # no spread to weigh them against
+        return "too few runs", mean, ratios
+    noise = 2 * max(relative_spread(cells, config, workload, key),
+                    relative_spread(cells, baseline, workload, key))
+    if all(r < 1 for r in ratios) and 1 - mean > noise:
+        return "faster", mean, ratios
+    if all(r > 1 for r in ratios) and mean - 1 > noise:
+        return "slower", mean, ratios
+    return "no difference", mean, ratios
+
+
+def checksum_disagreements(cells):
+    """(workload, {checksum: [config rep, ...]}) for every workload whose
+    good runs did not all compute the same result: with one seed for every
+    run they must."""
+    out = []
+    for w in sorted({c["workload"] for c in cells}):
+        sums = {}
+        for c in cells:
+            if c["workload"] == w and c["status"] == "ok" and c.get("checksum"):
+                sums.setdefault(c["checksum"], []).append(f"{c['config']} {c['rep']}")
+        if len(sums) > 1:
+            out.append((w, sums))
+    return out
 
 
 def bad_runs(cells):

@@ -17,31 +17,53 @@ import platform
 import subprocess
 import sys
 import time
+from dataclasses import replace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "pylib"))
+import accounting  # noqa: E402
 import calibrate  # noqa: E402
 import configs  # noqa: E402
 import n2lbench  # noqa: E402
 import n2llab  # noqa: E402
 import profiles  # noqa: E402
 import results  # noqa: E402
+import stage  # noqa: E402
 
 WORKLOADS_DIR = os.path.join(n2llab.REPO, "build", "workloads")
 CGROUP = "/sys/fs/cgroup/n2l-bench"
 SINGLE_PROCESS = ("wl1", "wl2", "hpl")
 
 
-def workload_argv(profile, workload, rep):
-    argv = [os.path.join(WORKLOADS_DIR, workload), "--limit-mb", str(profile.limit(workload)),
-            "--seed", str(profile.seed + rep)]
+STAGE = stage.Stage("/tmp/n2l/stage")
+
+
+def stage_workloads(profile):
+    """The compiled workloads into tmpfs (stage.py says why); HPL is a
+    Python script driving hpcc and MPI, and runs from where it is."""
+    staged = set()
+    for w in profile.workloads:
+        path = os.path.join(WORKLOADS_DIR, w)
+        if stage.is_elf(path):
+            STAGE.add(path)
+            staged.add(w)
+    return staged
+
+
+def workload_argv(profile, workload, staged=()):
+    """Every run of a workload, on every configuration and in every rep,
+    computes the same thing from the same seed: the reps of a cell differ
+    only by what the machine did, and the checksums must all agree."""
+    args = ["--limit-mb", str(profile.limit(workload)), "--seed", str(profile.seed)]
     if workload in profile.passes:
-        argv += ["--passes", str(profile.passes[workload])]
+        args += ["--passes", str(profile.passes[workload])]
     if workload in profile.footprints:
-        argv += ["--footprint", str(profile.footprints[workload])]
+        args += ["--footprint", str(profile.footprints[workload])]
     if workload not in SINGLE_PROCESS:
-        argv += ["--procs", str(profile.procs)]
-    return argv
+        args += ["--procs", str(profile.procs)]
+    if workload in staged:
+        return STAGE.argv(workload, args)
+    return [os.path.join(WORKLOADS_DIR, workload)] + args
 
 
 def limit_cgroup(limit_mb):
@@ -58,30 +80,37 @@ def limit_cgroup(limit_mb):
 
 
 def run_in_cgroup(limit_mb, argv, timeout):
-    """The workload in the limited cgroup: (rc, output)."""
+    """The workload in the limited cgroup: (rc, output, the cgroup's
+    figures)."""
     limit_cgroup(limit_mb)
     cmd = f"echo $$ > {CGROUP}/cgroup.procs && exec " + " ".join(argv)
     try:
         p = subprocess.run(cmd, shell=True, cwd="/tmp/n2l", capture_output=True,
                            text=True, timeout=timeout)
-        return p.returncode, p.stdout + p.stderr
+        rc, output = p.returncode, p.stdout + p.stderr
     except subprocess.TimeoutExpired as e:
         n2llab.run(f"echo 1 > {CGROUP}/cgroup.kill")
-        return -1, f"{e.stdout or ''}\nworkload=? status=failed reason=timeout"
-    finally:
+        rc, output = -1, f"{e.stdout or ''}\nworkload=? status=failed reason=timeout"
+    try:
         n2llab.wait_for(lambda: not open(f"{CGROUP}/cgroup.procs").read().strip(),
                         timeout=60, what="the cgroup to empty")
+        return rc, output, accounting.cgroup_figures(CGROUP)
+    finally:
         os.rmdir(CGROUP)
 
 
-def run_cell(profile, target, workload, rep, timeout):
+def run_cell(profile, target, workload, rep, timeout, staged):
     try:
         target.fresh()
+        meter = accounting.Meter(target.path)
         out0, in0 = configs.vmstat_swap_mb()
-        rc, output = run_in_cgroup(profile.limit(workload),
-                                   workload_argv(profile, workload, rep), timeout)
+        meter.start()
+        rc, output, figures = run_in_cgroup(profile.limit(workload),
+                                            workload_argv(profile, workload, staged),
+                                            timeout)
+        stats = meter.stop()
         out1, in1 = configs.vmstat_swap_mb()
-        stats = target.stats()
+        stats.update(target.stats(), **figures)
         stats.update(swap_out_mb=round(out1 - out0, 1), swap_in_mb=round(in1 - in0, 1))
     except Exception as e:  # a broken run is a failed run, not a dead runner
         rc, output, stats = -1, f"workload={workload} status=failed reason=run:{e}", {}
@@ -91,7 +120,7 @@ def run_cell(profile, target, workload, rep, timeout):
     return cell
 
 
-def run_block(profile, config, workloads, rep, timeout, report):
+def run_block(profile, config, workloads, rep, timeout, report, staged):
     """The workloads of one configuration, on one device made for them."""
     target = configs.SwapTarget(profile, config)
     try:
@@ -105,7 +134,7 @@ def run_block(profile, config, workloads, rep, timeout, report):
             if setup_error:
                 cell = results.cell_from_run(config, workload, rep, -1, setup_error)
             else:
-                cell = run_cell(profile, target, workload, rep, timeout)
+                cell = run_cell(profile, target, workload, rep, timeout, staged)
             report.done(cell)
     finally:
         target.teardown()
@@ -136,6 +165,7 @@ class Progress:
 
     def done(self, cell):
         cell["cell_seconds"] = round(time.monotonic() - self.cell_began, 2)
+        cell["seq"] = len(self.cells)       # where in this guest's run order
         shown = f"{cell['seconds']:.2f} s" if cell["status"] == "ok" else \
             f"{cell['status'].upper()}: {cell['reason']}"
         self.say(f"    -> {shown} (the cell took {cell['cell_seconds']:.1f} s)")
@@ -184,6 +214,12 @@ def resumed_run(out_dir, profile):
     return run
 
 
+def save_calibration(out_dir, profile, calib):
+    """A run the gate stopped keeps what it measured, for the reader."""
+    with open(os.path.join(out_dir, "calibration.json"), "w") as f:
+        json.dump({"profile": profile.name, "calibration": calib}, f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--profile", default="quick", choices=sorted(profiles.PROFILES))
@@ -191,9 +227,13 @@ def main():
     ap.add_argument("--reps", type=int)
     ap.add_argument("--configs", help="comma-separated subset")
     ap.add_argument("--workloads", help="comma-separated subset")
+    ap.add_argument("--units", help="<workload>/<rep>,...: only these runs (of every "
+                    "configuration)")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per run")
     ap.add_argument("--resume", action="store_true",
                     help="go on with the run in --out, if there is one")
+    ap.add_argument("--calibrate-only", action="store_true",
+                    help="calibrate the media, write calibration.json, run nothing")
     a = ap.parse_args()
 
     over = {}
@@ -203,6 +243,8 @@ def main():
         over["configs"] = tuple(a.configs.split(","))
     if a.workloads:
         over["workloads"] = tuple(a.workloads.split(","))
+    if a.units:
+        over["units"] = profiles.parse_units(a.units)
     profile = profiles.get(a.profile, **over)
     os.makedirs(a.out, exist_ok=True)
     n2llab.load_modules()
@@ -215,14 +257,29 @@ def main():
     else:
         calib = calibrate.media(profile)
         print(f"== calibration: {json.dumps(calib)}", flush=True)
+        stop = calibrate.gate(calib, exact=os.environ.get("N2L_ICOUNT") == "1")
+        for line in calib["gate"]["off_target"]:
+            print(f"== calibration off target: {line}", flush=True)
+        if stop or a.calibrate_only:
+            save_calibration(a.out, profile, calib)
+        if stop:
+            print("== calibration gate: media off target, no run", flush=True)
+            return 3
+        if a.calibrate_only:
+            return 0
         run = {"benchmark": "nswap2l workloads", "date": n2lbench.now(),
                "environment": environment(profile, calib),
                "configs": {c[0]: c[1] for c in profiles.CONFIGS if c[0] in profile.configs},
-               "workloads": list(profile.workloads), "cells": []}
+               "workloads": list(profile.workloads),
+               "units": profiles.format_units(profile.units), "cells": []}
+    staged = stage_workloads(profile)
+    print(f"== staged in tmpfs: {', '.join(sorted(staged)) or 'none'}", flush=True)
+    run["environment"]["staged_in_tmpfs"] = sorted(staged)
+    profile = replace(profile, flash_keys=run["environment"]["calibration"]["flash_keys"])
     progress = Progress(len(profile.cells()), a.out, run, run["cells"])
     done = {(c["config"], c["workload"], c["rep"]) for c in run["cells"]}
     for rep, config, workloads in profile.blocks(done):
-        run_block(profile, config, workloads, rep, a.timeout, progress)
+        run_block(profile, config, workloads, rep, a.timeout, progress, staged)
     bad = results.bad_runs(progress.cells)
     progress.say(f"== {len(progress.cells) - len(bad)} runs ok, {len(bad)} failed or wrong")
     return 1 if bad else 0
