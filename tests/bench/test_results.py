@@ -121,7 +121,9 @@ def test_flash_is_set_from_network_ram_at_the_papers_ratios():
     assert keys["read_qd"] == keys["write_qd"] == 32
     t = profiles.targets("flash", NETRAM, profiles.get("full"))
     assert t["randread 4k qd1"] == {"us": 216.0}
-    assert t["write 4k qd32"] == {"us": round(75 * 1.62, 1)}
+    assert t["randwrite 4k qd32"] == {"us": round(80 * 1.62, 1)}
+    # a merged stream: Flash no faster than the ratio says
+    assert t["write 4k qd32"] == {"min_us": round(75 * 1.62, 1)}
     assert profiles.targets("netram", NETRAM, profiles.get("full")) == {}
     assert profiles.FLASH_RATIO == {"read": 1.08, "write": 1.62}
 
@@ -133,6 +135,8 @@ def test_off_target_within_tolerance_only():
     assert profiles.off_target(10.0, {"max_us": 160}) is None
     assert "at most 160" in profiles.off_target(185.0, {"max_us": 160})
     assert profiles.off_target(None, {"us": 1}) == "no I/O completed"
+    assert profiles.off_target(500.0, {"min_us": 60}) is None
+    assert "at least 60" in profiles.off_target(50.0, {"min_us": 60})
 
 
 def test_profile_cells_cover_the_matrix_reps_outermost():

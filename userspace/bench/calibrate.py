@@ -15,7 +15,8 @@ model of no delay), its bandwidth makes a QD32 stream take its share
 longer. The disk is the model's 7200 rpm disk: about 8 ms a random
 request, one at a time, sequential ones 50 or more times cheaper.
 
-Every case gets a target; one measured more than profiles.TOLERANCE off
+Every case gets a target (profiles.targets(); for a merged sequential
+stream only a bound); one measured more than profiles.TOLERANCE off
 stops the run (gate()) where timing is exact, under instruction
 counting. On a noisy wall clock the figures are recorded and the gate
 only reported. results.json keeps per medium and case `target` and

@@ -37,14 +37,16 @@ TOLERANCE = 0.15
 
 def off_target(measured, target):
     """Why a calibrated time (us per request) misses its target, or None.
-    A target is {"us": x}, to be met within TOLERANCE, or {"max_us": x},
-    not to be exceeded by more."""
+    A target is {"us": x}, to be met within TOLERANCE, {"max_us": x}, not
+    to be exceeded by more, or {"min_us": x}, not to be beaten by more."""
     if measured is None:
         return "no I/O completed"
     if "us" in target and abs(measured - target["us"]) > TOLERANCE * target["us"]:
         return f"{measured} us, target {target['us']} us +-{TOLERANCE:.0%}"
     if "max_us" in target and measured > (1 + TOLERANCE) * target["max_us"]:
         return f"{measured} us, target at most {target['max_us']} us (+{TOLERANCE:.0%})"
+    if "min_us" in target and measured < (1 - TOLERANCE) * target["min_us"]:
+        return f"{measured} us, target at least {target['min_us']} us (-{TOLERANCE:.0%})"
     return None
 
 # The calibration's cases: (direction, pattern, queue depth), 4 KiB each.
@@ -72,12 +74,22 @@ def flash_keys(netram, zero):
     return keys
 
 
+# Sequential QD32: a 4 KiB stream that the block layer merges. Network
+# RAM fetches a merged read as one multi-page GET, cheaper per page than
+# random ones (55 against 80 us a page, icount); the Flash model has one
+# bandwidth for every request and cannot follow. Flash's bandwidth comes
+# from the random stream, so Flash streams no faster than the paper's
+# ratio says, perhaps slower; the gate stops only a Flash faster than
+# that, which would flatter it.
+STREAMS = ("read 4k qd32", "write 4k qd32")
+
+
 def targets(medium, netram, profile):
-    """{case: target} of a medium: {"us": x} to be met within TOLERANCE,
-    {"max_us": x} not to be exceeded by more; {} for a medium measured
-    only (Network RAM, the reference, and NBD, a comparator)."""
+    """{case: target} of a medium (off_target()); {} for a medium
+    measured only (Network RAM, the reference, and NBD, a comparator)."""
     if medium == "flash":
-        return {name: {"us": round(us * FLASH_RATIO[rw_of(name)], 1)}
+        return {name: {"min_us" if name in STREAMS else "us":
+                       round(us * FLASH_RATIO[rw_of(name)], 1)}
                 for name, us in netram.items() if us}
     if medium == "disk":
         rand = profile.disk_random_us()

@@ -243,7 +243,8 @@ def calibration_table(run):
             for case, c in cases.items():
                 t = c.get("target") or {}
                 target = (f"{t['us']}" if "us" in t else
-                          f"<= {t['max_us']}" if "max_us" in t else "—")
+                          f"<= {t['max_us']}" if "max_us" in t else
+                          f">= {t['min_us']}" if "min_us" in t else "—")
                 why = t and profiles.off_target(c.get("measured"), t)
                 rows.append([i + 1, medium, case, target, fmt(c.get("measured"), 1),
                              "—" if not t else f"OFF: {why}" if why else "ok"])
@@ -332,7 +333,8 @@ def report_md(run, plots):
               "fio, 4 KiB requests, us per request (1 / IOPS). Network RAM over the "
               "servers and links the configurations use is the reference: Flash's "
               f"targets are its times x {profiles.FLASH_RATIO['read']} (reads) and "
-              f"x {profiles.FLASH_RATIO['write']} (writes), the paper's ratios; the "
+              f"x {profiles.FLASH_RATIO['write']} (writes), the paper's ratios (for a "
+              "merged sequential stream at QD32, a bound: Flash no faster than that); the "
               "disk's are its model's mean random request and 1/"
               f"{profiles.DISK_SEQ_OVER_RANDOM} of it for sequential ones. A case "
               f"more than {profiles.TOLERANCE:.0%} off stops an instruction-counted "
