@@ -65,6 +65,10 @@ def test_missing_and_bad_runs_are_named_not_hidden():
     assert "| 1 | netram | randread 4k qd1 | — | 201.5 | — |" in md
     assert 'Flash model, set from Network RAM as measured: {"read_lat_us": 150}' in md
     assert "calibration gate: every medium within its target" in md
+    run = synthetic_run()
+    run["environment"]["calibration"]["nbd_error"] = "server 10.77.1.2:10809 did not listen:\n"
+    assert "- NBD not calibrated: server 10.77.1.2:10809 did not listen:" in \
+        report.report_md(run, [])
 
 
 def test_command_writes_report_and_plots(tmp_path):

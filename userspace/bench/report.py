@@ -216,6 +216,8 @@ def environment_lines(run):
         if calib.get("flash_keys"):
             lines.append(f"- Flash model{where}, set from Network RAM as measured: "
                          f"{json.dumps(calib['flash_keys'])}")
+        if calib.get("nbd_error"):
+            lines.append(f"- NBD not calibrated{where}: {calib['nbd_error'].splitlines()[0]}")
         gate = calib.get("gate")
         if gate:
             lines.append(f"- calibration gate{where}: " + (

@@ -347,6 +347,8 @@ class Process:
             if listening.stdout.strip():
                 return
             time.sleep(0.2)
+        self.proc.kill()        # nothing may hold the link's namespace after this
+        self.proc.wait()
         raise CommandError(f"server {self.name} did not listen:\n{self.read_log()}")
 
     def read_log(self):
