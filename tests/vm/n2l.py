@@ -253,8 +253,13 @@ def wait_out_starvation(dev):
     that need it fail (nswap2l.rst, "Outages"). A guest the host starves
     (CI runs seven on two cores) can time out its own servers, and took
     41 s to get one back once: tests that are not about outages give them
-    3 minutes, so that only the event under test can fail a read."""
+    3 minutes, so that only the event under test can fail a read. A
+    request waits 30 s, not 5, before its connection is dropped: in one CI
+    run a starved client timed out both remote servers every few seconds,
+    and each reconnection's reconciliation was cut short in turn
+    (ECONNRESET), so that swapping made no progress for two minutes."""
     dev.message("set", "netram_dead_after_ms", "180000")
+    dev.message("set", "netram_timeout_ms", "30000")
 
 
 def kmsg(text):
