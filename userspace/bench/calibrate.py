@@ -34,8 +34,6 @@ RAMP = "250ms"
 # instruction counting, so the disk gets long enough runs for that to be
 # 3%.
 DISK_RUNTIME = 8
-CASES = profiles.CALIBRATION_CASES
-case_name = profiles.case_name
 
 
 def measure(path, runtime):
@@ -46,8 +44,8 @@ def measure(path, runtime):
     exactly."""
     n2lbench.fio(path, "write", "1M", 4, REGION_MB, runtime=None)
     out = {}
-    for rw, pattern, qd in CASES:
-        name = case_name(rw, pattern, qd)
+    for rw, pattern, qd in profiles.CALIBRATION_CASES:
+        name = profiles.case_name(rw, pattern, qd)
         iops, _ = n2lbench.fio(path, name.split()[0], "4k", qd, REGION_MB,
                                runtime=runtime, ramp=RAMP)
         out[name] = round(1e6 / iops, 1) if iops else None
@@ -85,12 +83,12 @@ def netram_topology(profile):
     return dev, parts
 
 
-def remove(parts):
-    for part in reversed(parts):
-        if isinstance(part, n2llab.Process):
-            part.stop()
-        else:
-            part.remove()
+def measure_then_remove(medium, runtime):
+    """measure() a medium made for it, and remove it whatever happens."""
+    try:
+        return measure(medium.path, runtime)
+    finally:
+        medium.remove()
 
 
 def gate(calib, exact):
@@ -113,29 +111,20 @@ def media(profile, runtime=1):
     try:
         netram = measure(dev.path, runtime)
     finally:
-        remove(parts)
+        configs.remove_parts(parts)
     record(calib, "netram", netram, netram, profile)
     # the model's own defaults are 100 us: no delay at all, unlimited
-    zero = configs.flash(profile, REGION_MB, "calib-zero",
-                         keys={"read_lat_us": 0, "write_lat_us": 0})
-    try:
-        zero_us = measure(zero.path, runtime)
-    finally:
-        zero.remove()
+    zero_us = measure_then_remove(configs.flash(profile, REGION_MB, "calib-zero",
+                                                keys={"read_lat_us": 0, "write_lat_us": 0}),
+                                  runtime)
     calib["flash_zero_model"] = zero_us
     calib["flash_keys"] = profiles.flash_keys(netram, zero_us)
     if "flash" in used:
         f = configs.flash(profile, REGION_MB, "calib-flash", keys=calib["flash_keys"])
-        try:
-            record(calib, "flash", measure(f.path, runtime), netram, profile)
-        finally:
-            f.remove()
+        record(calib, "flash", measure_then_remove(f, runtime), netram, profile)
     if "disk" in used:
         d = configs.disk(profile, REGION_MB, "calib-disk")
-        try:
-            record(calib, "disk", measure(d.path, DISK_RUNTIME), netram, profile)
-        finally:
-            d.remove()
+        record(calib, "disk", measure_then_remove(d, DISK_RUNTIME), netram, profile)
     if "nbd" in used:
         calibrate_nbd(calib, profile, netram, runtime)
     return calib
@@ -149,10 +138,7 @@ def calibrate_nbd(calib, profile, netram, runtime):
     link = configs.network(profile)
     try:
         nbd = n2llab.NbdExport(link, REGION_MB)
-        try:
-            record(calib, "nbd", measure(nbd.path, runtime), netram, profile)
-        finally:
-            nbd.remove()
+        record(calib, "nbd", measure_then_remove(nbd, runtime), netram, profile)
     except n2llab.CommandError as e:
         calib["media"]["nbd"] = {}
         calib["nbd_error"] = str(e)[-2000:]

@@ -37,6 +37,16 @@ def page_servers(link, mb_each):
     return [n2llab.nswapd(link, mb_each, port=7070 + i) for i in range(SERVERS)]
 
 
+def remove_parts(parts):
+    """Take down what was set up, last first: servers stopped, media,
+    links and devices removed."""
+    for part in reversed(parts):
+        if isinstance(part, n2llab.Process):
+            part.stop()
+        else:
+            part.remove()
+
+
 def media_used(profile):
     """The media the profile's configurations use, NBD's link as "nbd"."""
     used = {m for name, _, media, _ in profiles.CONFIGS if name in profile.configs
@@ -139,11 +149,7 @@ class SwapTarget:
     def teardown(self):
         if self.path:
             n2llab.run(f"swapoff {self.path}", timeout=3600)
-        for part in reversed(self.parts):
-            if isinstance(part, n2llab.Process):
-                part.stop()
-            else:
-                part.remove()
+        remove_parts(self.parts)
         self.parts, self.device, self.path = [], None, None
 
 

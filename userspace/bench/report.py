@@ -99,8 +99,7 @@ MEMORY_KEYS = (("swap_out_mb", "MiB out"), ("swap_in_mb", "MiB in"),
 
 def per_cell_table(run, keys, digits=1):
     """One row per workload and configuration: the median of each key."""
-    cells = [dict(c, **{f"memory_{k}_events": v for k, v in
-                        (c.get("memory_events") or {}).items()}) for c in run["cells"]]
+    cells = [results.with_event_counts(c) for c in run["cells"]]
     rows = []
     for w in run["workloads"]:
         for c in run["configs"]:

@@ -72,12 +72,17 @@ def cell_from_run(config, workload, rep, returncode, output, stats=None):
     return cell
 
 
-def flat_row(cell):
-    """A cell as one CSV row: memory.events' counters get columns of their
-    own."""
+def with_event_counts(cell):
+    """The cell with memory.events' counters as fields of their own, as
+    results.csv and the report's tables show them."""
     ev = cell.get("memory_events") or {}
-    row = dict(cell, memory_high_events=ev.get("high"), memory_max_events=ev.get("max"),
-               oom_kills=ev.get("oom_kill"))
+    return dict(cell, memory_high_events=ev.get("high"), memory_max_events=ev.get("max"),
+                oom_kills=ev.get("oom_kill"))
+
+
+def flat_row(cell):
+    """A cell as one CSV row."""
+    row = with_event_counts(cell)
     return {k: "" if row.get(k) is None else row.get(k, "") for k in CSV_FIELDS}
 
 

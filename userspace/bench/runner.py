@@ -35,22 +35,18 @@ CGROUP = "/sys/fs/cgroup/n2l-bench"
 SINGLE_PROCESS = ("wl1", "wl2", "hpl")
 
 
-STAGE = stage.Stage("/tmp/n2l/stage")
-
-
 def stage_workloads(profile):
     """The compiled workloads into tmpfs (stage.py says why); HPL is a
     Python script driving hpcc and MPI, and runs from where it is."""
-    staged = set()
+    staged = stage.Stage("/tmp/n2l/stage")
     for w in profile.workloads:
         path = os.path.join(WORKLOADS_DIR, w)
         if stage.is_elf(path):
-            STAGE.add(path)
-            staged.add(w)
+            staged.add(path)
     return staged
 
 
-def workload_argv(profile, workload, staged=()):
+def workload_argv(profile, workload, staged=None):
     """Every run of a workload, on every configuration and in every rep,
     computes the same thing from the same seed: the reps of a cell differ
     only by what the machine did, and the checksums must all agree."""
@@ -61,8 +57,8 @@ def workload_argv(profile, workload, staged=()):
         args += ["--footprint", str(profile.footprints[workload])]
     if workload not in SINGLE_PROCESS:
         args += ["--procs", str(profile.procs)]
-    if workload in staged:
-        return STAGE.argv(workload, args)
+    if staged and workload in staged.names:
+        return staged.argv(workload, args)
     return [os.path.join(WORKLOADS_DIR, workload)] + args
 
 
@@ -273,8 +269,8 @@ def main():
                "workloads": list(profile.workloads),
                "units": profiles.format_units(profile.units), "cells": []}
     staged = stage_workloads(profile)
-    print(f"== staged in tmpfs: {', '.join(sorted(staged)) or 'none'}", flush=True)
-    run["environment"]["staged_in_tmpfs"] = sorted(staged)
+    print(f"== staged in tmpfs: {', '.join(sorted(staged.names)) or 'none'}", flush=True)
+    run["environment"]["staged_in_tmpfs"] = sorted(staged.names)
     profile = replace(profile, flash_keys=run["environment"]["calibration"]["flash_keys"])
     progress = Progress(len(profile.cells()), a.out, run, run["cells"])
     done = {(c["config"], c["workload"], c["rep"]) for c in run["cells"]}

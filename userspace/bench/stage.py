@@ -36,6 +36,7 @@ class Stage:
         self.lib = os.path.join(root, "lib")
         os.makedirs(self.lib, exist_ok=True)
         self.loader = None
+        self.names = set()      # the binaries staged
 
     def add(self, binary):
         libs = libraries(binary)
@@ -43,6 +44,7 @@ class Stage:
             shutil.copy(path, os.path.join(self.lib, os.path.basename(path)))
         self.loader = os.path.join(self.lib, os.path.basename(loader_of(libs)))
         shutil.copy(binary, os.path.join(self.root, os.path.basename(binary)))
+        self.names.add(os.path.basename(binary))
 
     def argv(self, name, args):
         return [self.loader, "--library-path", self.lib,
