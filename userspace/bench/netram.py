@@ -7,7 +7,9 @@ one boot:
   nbd       swap over NBD (nbd + nbdkit's memory plugin) against a
             Network-RAM-only nswap2l device, both servers behind one link;
   replicas  replicas:1 against replicas:2, over the same two nswapd, each
-            behind a link of its own.
+            behind a link of its own; with --remote, the two nswapd of
+            another guest (userspace/bench/netram --remote), on a CPU of
+            their own, over the QEMU link between the guests.
 
 Every device is preconditioned with one sequential pass, so that reads
 fetch stored pages; then every case runs A, B, A, B, ... The ratio is the
@@ -128,18 +130,37 @@ def nbd_comparison(link):
         f"nswap2l: a Network-RAM-only device, one nswapd donating {SIZE_MB + 64} MiB.")
 
 
-def replica_comparison(delay_us, rate_mbit):
+# Each server takes half of the one-copy device and all of the two-copy one.
+REPLICA_SERVER_MB = SIZE_MB + SIZE_MB // 2 + 64
+# The page servers of tests/vm/remote-servers, in the other guest.
+REMOTE_SERVERS = ["10.88.0.2:7070", "10.88.0.2:7071"]
+
+
+def local_replica_servers(delay_us, rate_mbit):
     links = [n2llab.Link(i, delay_us=delay_us, rate_mbit=rate_mbit) for i in (2, 3)]
-    # Each server takes half of the one-copy device and all of the two-copy one.
-    servers = [n2llab.nswapd(link, SIZE_MB + SIZE_MB // 2 + 64) for link in links]
-    names = [s.name for s in servers]
+    names = [n2llab.nswapd(link, REPLICA_SERVER_MB).name for link in links]
+    return names, ("Two nswapd, each behind a link of its own; both devices use both. ")
+
+
+def remote_replica_servers():
+    if not n2llab.remote_link("client"):
+        raise SystemExit("netram: --remote needs the link to the servers' guest")
+    return REMOTE_SERVERS, (
+        "Two nswapd in another guest, on a vCPU of their own, reached over the "
+        "QEMU link between the guests (not shaped); timed on the wall clock, "
+        "since two guests' instruction counts are not one clock. ")
+
+
+def replica_comparison(delay_us, rate_mbit, remote=False):
+    names, where = remote_replica_servers() if remote else \
+        local_replica_servers(delay_us, rate_mbit)
     devs = {}
     for n in (1, 2):
         devs[f"replicas:{n}"] = n2llab.Device(
             f"bench-r{n}", table_line(SIZE_MB * 2048, features=[f"replicas:{n}"],
                                       servers=names))
     for dev in devs.values():
-        n2llab.wait_for(lambda: dev.servers_up(2), what="nswapd up")
+        n2llab.wait_for(lambda: dev.servers_up(2), what="nswapd up", timeout=300)
     precondition(devs["replicas:1"], SIZE_MB * 256)
     precondition(devs["replicas:2"], SIZE_MB * 256)
     assert not devs["replicas:2"].status()["underreplicated"]
@@ -147,9 +168,8 @@ def replica_comparison(delay_us, rate_mbit):
         "replicas", "One copy against two (replicas:1, replicas:2)",
         "replicas:1", "replicas:2", REPLICA_CASES,
         {k: d.path for k, d in devs.items()},
-        "Two nswapd, each behind a link of its own; both devices use both. "
-        "With two copies a write completes when both servers have it; a read "
-        "goes to one.")
+        where + "With two copies a write completes when both servers have it; a "
+        "read goes to one.")
 
 
 def security_comparisons(delay_us, rate_mbit):
@@ -192,12 +212,13 @@ def fmt_us(us):
 def report(result):
     env = result["environment"]
     link = env["link"]
+    where = (f"Links: veth + netem, {link['delay_us_each_way']} us each way, "
+             f"{link['rate_mbit'] or 'unlimited'} Mbit/s; ping RTT "
+             f"{fmt_us(link['ping_rtt_us'])} (guest time).") if "remote" not in link else \
+        f"Servers in another guest: {link['remote']}; ping RTT {fmt_us(link['ping_rtt_us'])}."
     lines = ["# Network RAM devices compared", "",
              f"{result['date']}, kernel {env['kernel']}, {env['mode']}.", "",
-             f"Links: veth + netem, {link['delay_us_each_way']} us each way, "
-             f"{link['rate_mbit'] or 'unlimited'} Mbit/s; ping RTT "
-             f"{fmt_us(link['ping_rtt_us'])} (guest time). {SIZE_MB} MiB regions, "
-             f"preconditioned. {env['runs']}."]
+             f"{where} {SIZE_MB} MiB regions, preconditioned. {env['runs']}."]
     for c in result["comparisons"]:
         rows = [s for s in result["summary"] if s["comparison"] == c["name"]]
         lines += ["", f"## {c['title']}", "", c["notes"], "",
@@ -220,20 +241,28 @@ def main():
     ap.add_argument("--rate-mbit", type=int, default=1000, help="netem rate, each way")
     ap.add_argument("--only", help="run only these comparisons (nbd, replicas, security; "
                     "comma-separated)")
+    ap.add_argument("--remote", action="store_true",
+                    help="replicas only, with the servers in another guest")
     a = ap.parse_args()
+    if a.remote and a.only != "replicas":
+        ap.error("--remote goes with --only replicas")
 
     n2llab.load_modules()
     link = n2llab.Link(1, delay_us=a.delay_us, rate_mbit=a.rate_mbit)
     makers = {"nbd": lambda: [nbd_comparison(link)],
-              "replicas": lambda: [replica_comparison(a.delay_us, a.rate_mbit)],
+              "replicas": lambda: [replica_comparison(a.delay_us, a.rate_mbit, a.remote)],
               "security": lambda: security_comparisons(a.delay_us, a.rate_mbit)}
     only = a.only.split(",") if a.only else list(makers)
     comparisons = [c for name, make in makers.items() if name in only for c in make()]
     runs = []
     for c in comparisons:
         c.run(a.reps, a.runtime, runs)
-    profile = link.describe()
-    profile["ping_rtt_us"] = ping_rtt_us(link.addr)
+    if a.remote:
+        profile = {"remote": "the QEMU socket link between the guests, not shaped",
+                   "ping_rtt_us": ping_rtt_us(REMOTE_SERVERS[0].split(":")[0])}
+    else:
+        profile = link.describe()
+        profile["ping_rtt_us"] = ping_rtt_us(link.addr)
     result = {
         "benchmark": "netram",
         "date": n2lbench.now(),
@@ -249,6 +278,8 @@ def main():
     }
     # A partial run must not overwrite the full one's results.
     name = "netram" if only == list(makers) else "netram-" + "-".join(only)
+    if a.remote:
+        name += "-remote"
     n2lbench.write_results(OUT, name, result, report(result))
     return 0
 
