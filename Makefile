@@ -9,6 +9,7 @@
 # make bench-netram     Network RAM against swap over NBD (results/)
 # make bench            the workloads on every configuration, quick (results/)
 # make bench-full       the same, the whole matrix at full size (results/)
+# make bench-sweep      when prefetching to Flash pays: link delay x Flash latency (results/)
 #
 # The module is built for KVER (userspace/kver: default the newest 6.1,
 # Debian 12's kernel, with headers installed), not for the running kernel.
@@ -27,7 +28,7 @@ PORTABLE_HDR := $(wildcard dm-nswap2l/*.h policies/*.h userspace/include/*.h)
 TOOLS := build/tools/n2l-pattern build/tools/n2l-race
 
 .PHONY: all setup module modules media tools unit lint vm-test check deb demo bench-overhead bench-netram \
-	bench bench-full bench-unit tools-unit packages-test clean
+	bench bench-full bench-sweep bench-unit tools-unit packages-test clean
 
 all: module tools
 
@@ -111,6 +112,10 @@ bench: setup
 bench-full: setup
 	$(MAKE) --no-print-directory module media nswapd workloads
 	userspace/bench/run full
+
+bench-sweep: setup
+	$(MAKE) --no-print-directory module media nswapd workloads
+	userspace/bench/run sweep
 
 # The runner's parsing and report, on the host
 bench-unit:

@@ -160,3 +160,19 @@ def test_cpu_memory_and_every_run_are_reported():
     run["cells"][0]["checksum"] = "abd"
     md = report.report_md(run, [])
     assert "- WL1: abd from disk 0; abc from disk 1, flash 0" in md
+
+
+def test_scale_says_which_runs_fall_short_of_the_floor():
+    run = synthetic_run()
+    run["environment"]["profile"]["prefetch_args"] = ["interval_ms", "100", "percent", "10"]
+    for c in run["cells"]:
+        big = c["workload"] == "radix"
+        c["swap_in_mb"] = 300.0 if big else 255.0
+        if big and c["status"] == "ok":
+            c["seconds"] = 12.0
+    md = report.report_md(run, [])
+    # disk runs are left out: 4 configurations x 2 reps per workload
+    assert "4 prefetch intervals" not in md and "8 of 16 verified runs off the disk reach it" in md
+    assert "| Radix | 8 | 300 | 12.0 | 120 | none |" in md
+    # wl1: 255 MiB, a median of 2.85 s, 28.5 intervals of 0.1 s
+    assert "| WL1 | 8 | 255 | 2.9 | 28 | MiB in, seconds, intervals |" in md

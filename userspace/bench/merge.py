@@ -46,9 +46,15 @@ def merge_runs(runs):
                       "calibration": r["environment"].get("calibration"),
                       "resumed": r["environment"].get("resumed", [])} for r in runs]
     env.pop("resumed", None)
-    return {"benchmark": runs[0]["benchmark"], "date": min(r["date"] for r in runs),
-            "environment": env, "configs": configs, "workloads": workloads,
-            "cells": cells}
+    merged = {"benchmark": runs[0]["benchmark"], "date": min(r["date"] for r in runs),
+              "environment": env, "configs": configs, "workloads": workloads,
+              "cells": cells}
+    # A sweep's media at its points: each guest measured its own.
+    if any("point_media" in r for r in runs):
+        merged["point_media"] = runs[0].get("point_media")
+        for g, r in zip(env["guests"], runs):
+            g["point_media"] = r.get("point_media")
+    return merged
 
 
 def main(argv):

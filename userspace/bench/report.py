@@ -6,6 +6,8 @@ workload and configuration, the degree of read parallelism with and
 without prefetching, and the read/prefetch ratio of each policy.
 
     report.py RUN_DIR      (writes RUN_DIR/report.md and RUN_DIR/*.png)
+
+A run of the sweep (sweep.py) gets sweep_report's report instead.
 """
 import json
 import os
@@ -28,9 +30,9 @@ WORKLOAD_NAMES = {"wl1": "WL1", "wl2": "WL2", "wl4": "WL4", "radix": "Radix",
                   "is": "IS", "hpl": "HPL"}
 
 
-# Workloads whose own time leaves out where they swap most: hpcc's HPL
-# matrix fits the limit, its other kernels (run first) are what swap, so
-# the whole run gets a row of its own, timed by wall_seconds.
+# Workloads whose own time leaves out part of what they swap: hpcc runs
+# its other kernels, sized from HPL's matrix, before HPL's solve, so the
+# whole run gets a row of its own, timed by wall_seconds.
 WHOLE_RUN = {"hpl": "HPL, whole hpcc run"}
 
 
@@ -109,6 +111,36 @@ def per_cell_table(run, keys, digits=1):
     return table(["workload", "config"] + [name for _, name in keys], rows)
 
 
+SCALE_NAMES = {"swap_in_mb": "MiB in", "seconds": "seconds", "intervals": "intervals"}
+
+
+def scale_lines(run):
+    """How far the runs off the disk reach the paper's scale
+    (profiles.SCALE_FLOOR): the share that does, and per workload the
+    median of what counts and what falls short."""
+    prof = run["environment"].get("profile", {})
+    interval_s = profiles.prefetch_interval_s(prof.get("prefetch_args") or ("interval_ms", "200"))
+    good = [c for c in run["cells"] if c["status"] == "ok" and c["config"] != "disk"]
+    lines = [f"Floor per run: {profiles.SCALE_FLOOR['swap_in_mb']} MiB swapped in, "
+             f"{profiles.SCALE_FLOOR['seconds']} guest seconds, "
+             f"{profiles.SCALE_FLOOR_INTERVALS} prefetch intervals of {interval_s:g} s. "
+             f"{sum(not profiles.short_of_scale(c, interval_s) for c in good)} of "
+             f"{len(good)} verified runs off the disk reach it.", ""]
+    rows = []
+    for w in run["workloads"]:
+        mine = [c for c in good if c["workload"] == w]
+        if not mine:
+            continue
+        median = {k: results.median_or_none([c.get(k) or 0 for c in mine])
+                  for k in ("swap_in_mb", "seconds")}
+        short = {s for c in mine for s in profiles.short_of_scale(c, interval_s)}
+        rows.append([WORKLOAD_NAMES.get(w, w), len(mine), fmt(median["swap_in_mb"], 0),
+                     fmt(median["seconds"], 1), fmt(median["seconds"] / interval_s, 0),
+                     ", ".join(SCALE_NAMES[s] for s in SCALE_NAMES if s in short) or "none"])
+    return lines + table(["workload", "runs", "MiB in", "seconds", "intervals",
+                          "short of the floor"], rows)
+
+
 def every_run_table(run):
     rows = [[c["config"], WORKLOAD_NAMES.get(c["workload"], c["workload"]), c["rep"],
              c.get("seq", "—"), c["status"], fmt(c.get("seconds"), 3),
@@ -179,7 +211,10 @@ def ratio_table(run):
     return table(["workload"] + policies, rows)
 
 
-def environment_lines(run):
+def environment_lines(run, cells_of_a_matrix=True):
+    """The run's setting; with cells_of_a_matrix, how many runs each
+    (configuration, workload) got and how far apart they are (a sweep's
+    runs of one pair are at different points)."""
     env = run["environment"]
     lines = [f"- kernel {env.get('kernel')}, {env.get('vcpus')} vCPU, "
              f"{env.get('memory_mb')} MiB, {env.get('mode')}",
@@ -198,8 +233,8 @@ def environment_lines(run):
                  "percentage of the slots swapped out since the last activation), Network "
                  f"RAM sized to {prof.get('netram_share')} of the memory limit (half the "
                  "overflow of a workload at twice its limit), Flash and disk holding the rest")
-    lines.append(f"- {runs_done(run)}")
-    lines.append(f"- {runs_agree(run)}")
+    if cells_of_a_matrix:
+        lines += [f"- {runs_done(run)}", f"- {runs_agree(run)}"]
     lines.append(f"- media as set: {json.dumps(env.get('media'))}")
     if "staged_in_tmpfs" in env:
         lines.append("- workload binaries and their libraries run from the guest's tmpfs: "
@@ -327,6 +362,7 @@ def report_md(run, plots):
     lines += per_cell_table(run, CPU_KEYS, 2)
     lines += ["", "## Swapping and memory (median)", ""]
     lines += per_cell_table(run, MEMORY_KEYS, 1)
+    lines += ["", "## Scale", ""] + scale_lines(run)
     lines += ["", "## Results", ""] + checksum_lines(run)
     lines += ["", "## Failed or wrong runs", ""] + bad_lines(run)
     lines += ["", "## Environment", ""] + environment_lines(run)
@@ -346,13 +382,28 @@ def report_md(run, plots):
     return "\n".join(lines) + "\n"
 
 
-def plot(run, out_dir):
-    """speedup.png and parallelism.png; [] if matplotlib is missing."""
+def pyplot():
+    """matplotlib's pyplot drawing to files, or None if it is missing."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
+        return None
+    return plt
+
+
+def save(plt, fig, out_dir, name):
+    fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, name), dpi=110)
+    plt.close(fig)
+    return name
+
+
+def plot(run, out_dir):
+    """speedup.png and parallelism.png; [] if matplotlib is missing."""
+    plt = pyplot()
+    if not plt:
         return []
     cells, workloads = run["cells"], run["workloads"]
     made = []
@@ -373,10 +424,7 @@ def plot(run, out_dir):
         if key is None:
             ax.set_yscale("log")
         ax.legend(fontsize=7, ncol=3)
-        fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, name), dpi=110)
-        plt.close(fig)
-        made.append(name)
+        made.append(save(plt, fig, out_dir, name))
     return made
 
 
@@ -386,9 +434,12 @@ def main():
     out_dir = sys.argv[1]
     with open(os.path.join(out_dir, "results.json")) as f:
         run = json.load(f)
-    plots = plot(run, out_dir)
+    kind = sys.modules[__name__]
+    if run.get("benchmark") == "nswap2l sweep":
+        import sweep_report as kind
+    plots = kind.plot(run, out_dir)
     with open(os.path.join(out_dir, "report.md"), "w") as f:
-        f.write(report_md(run, plots))
+        f.write(kind.report_md(run, plots))
     print(f"{out_dir}/report.md" + "".join(f", {p}" for p in plots))
 
 

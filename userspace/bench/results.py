@@ -15,7 +15,8 @@ CSV_FIELDS = ("config", "workload", "rep", "seq", "status", "seconds", "wall_sec
               "swap_out_mb", "swap_in_mb", "major_faults", "memory_peak_mb",
               "memory_high_events", "memory_max_events", "oom_kills",
               "cpu_workload_s", "cpu_servers_s", "cpu_kworkers_s",
-              "cpu_nswap2l_threads_s", "cpu_softirq_s", "cpu_busy_s")
+              "cpu_nswap2l_threads_s", "cpu_softirq_s", "cpu_busy_s",
+              "net_delay_us", "flash_lat_us")
 
 
 class ResultLineError(ValueError):
@@ -81,8 +82,10 @@ def with_event_counts(cell):
 
 
 def flat_row(cell):
-    """A cell as one CSV row."""
+    """A cell as one CSV row; a sweep's point (sweep.py) in its own
+    columns."""
     row = with_event_counts(cell)
+    row.update({k: v for k, v in (cell.get("point") or {}).items() if v is not None})
     return {k: "" if row.get(k) is None else row.get(k, "") for k in CSV_FIELDS}
 
 

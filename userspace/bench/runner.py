@@ -32,7 +32,6 @@ import stage  # noqa: E402
 
 WORKLOADS_DIR = os.path.join(n2llab.REPO, "build", "workloads")
 CGROUP = "/sys/fs/cgroup/n2l-bench"
-SINGLE_PROCESS = ("wl1", "wl2", "hpl")
 
 
 def stage_workloads(profile):
@@ -55,8 +54,8 @@ def workload_argv(profile, workload, staged=None):
         args += ["--passes", str(profile.passes[workload])]
     if workload in profile.footprints:
         args += ["--footprint", str(profile.footprints[workload])]
-    if workload not in SINGLE_PROCESS:
-        args += ["--procs", str(profile.procs)]
+    if profile.procs_of(workload):
+        args += ["--procs", str(profile.procs_of(workload))]
     if staged and workload in staged.names:
         return staged.argv(workload, args)
     return [os.path.join(WORKLOADS_DIR, workload)] + args
@@ -156,7 +155,7 @@ class Progress:
         here = done - self.first
         eta = elapsed / here * (self.total - done) if here else 0
         self.say(f"[{done + 1}/{self.total}] {config:10} {workload:6} rep {rep} "
-                 f"| elapsed {elapsed / 60:5.1f} min, about {eta / 60:5.1f} min to go")
+                 f"| guest clock: {elapsed / 60:5.1f} min in, about {eta / 60:5.1f} min to go")
         self.cell_began = time.monotonic()
 
     def done(self, cell):
