@@ -4,13 +4,14 @@
 paper's own question, when prefetching to Flash pays.
 
   latency      Radix and HPL on Nswap (Network RAM only), Flash, and
-               Nswap2L without prefetching and with two prefetch policies
-               (RR, LRS), at every Network RAM delay x Flash latency: the link's delay each
-               way 25, 50 (the paper's) and 100 us; the Flash model's
-               read latency 80 and 160 us (its writes the paper's 1.5
-               times slower, its bandwidth as calibrated). A
-               configuration runs only at the points that change its
-               media: Nswap at each delay, Flash at each latency.
+               Nswap2L without prefetching and with two prefetch
+               policies (RR, LRS), at every Network RAM delay x Flash
+               latency: the link's delay each way 25, 50 (the paper's)
+               and 100 us; the Flash model's read latency 80 and 160 us
+               (its writes the paper's 1.5 times slower, its bandwidth
+               as calibrated). A configuration runs only at the points
+               that change its media: Nswap at each delay, Flash at each
+               latency.
   parallelism  WL4 at 1, 2, 4, 8 and 16 processes on Nswap2L without
                prefetching and with LRS, at the paper's media: the
                degree of read parallelism, at issue and over time.

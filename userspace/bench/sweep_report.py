@@ -6,11 +6,10 @@ at the same point), and WL4's read parallelism against its processes.
 report.py calls it for a run of the sweep."""
 import results
 from report import environment_lines, fmt, fmt_mean_range, pyplot, rows_of, save, table
+from sweep import LATENCY_CONFIGS, PARALLELISM_CONFIGS
 
-LATENCY_CONFIGS = ("nswap", "flash", "n2l-none", "n2l-rr", "n2l-lrs")
 NO_PREFETCH = "n2l-none"
-PREFETCHING = ("n2l-rr", "n2l-lrs")
-PARALLELISM_CONFIGS = ("n2l-none", "n2l-lrs")
+PREFETCHING = tuple(c for c in LATENCY_CONFIGS if c.startswith("n2l-") and c != NO_PREFETCH)
 
 
 def axis(cells, key):
