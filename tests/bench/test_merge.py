@@ -58,9 +58,12 @@ def test_merge_unites_the_workloads_of_guests_in_profile_order():
     b = guest_run(["disk", "flash"], 1.0, "d")
     a["workloads"], b["workloads"] = ["hpl"], ["wl2", "wl1"]
     a["units"], b["units"] = "hpl/0", "wl2/0,wl1/0"
+    a["environment"]["staged_in_tmpfs"] = []          # hpl is a script
+    b["environment"]["staged_in_tmpfs"] = ["wl1", "wl2"]
     run = merge.merge_runs([a, b])
     assert run["workloads"] == ["wl1", "wl2", "hpl"]
     assert [g["units"] for g in run["environment"]["guests"]] == ["hpl/0", "wl2/0,wl1/0"]
+    assert run["environment"]["staged_in_tmpfs"] == ["wl1", "wl2"]
 
 
 def test_merge_orders_cells_and_keeps_each_guests_calibration():

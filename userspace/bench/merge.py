@@ -46,6 +46,10 @@ def merge_runs(runs):
                       "calibration": r["environment"].get("calibration"),
                       "resumed": r["environment"].get("resumed", [])} for r in runs]
     env.pop("resumed", None)
+    staged = [set(r["environment"]["staged_in_tmpfs"]) for r in runs
+              if "staged_in_tmpfs" in r["environment"]]
+    if staged:      # each guest staged the workloads it ran
+        env["staged_in_tmpfs"] = sorted(set().union(*staged))
     merged = {"benchmark": runs[0]["benchmark"], "date": min(r["date"] for r in runs),
               "environment": env, "configs": configs, "workloads": workloads,
               "cells": cells}
