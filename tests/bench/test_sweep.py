@@ -73,7 +73,7 @@ def test_units_are_shared_between_guests_whole_and_reps_apart():
     # the costliest part's reps do not all fall to one boot
     hpl = [[r for p, r in g if p == "latency-hpl"] for g in groups]
     assert all(hpl)
-    assert sweep.parse_units(sweep.format_units(groups[0]), 3) == groups[0]
+    assert sweep.parse_units(profiles.format_units(groups[0]), 3) == groups[0]
     assert sweep.parse_units(None, 2) == sweep.all_units(2)
     for bad in ("latency-radix", "nope/0", "parallelism/x"):
         with pytest.raises(SystemExit):

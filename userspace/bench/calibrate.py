@@ -36,15 +36,15 @@ RAMP = "250ms"
 DISK_RUNTIME = 8
 
 
-def measure(path, runtime):
+def measure(path, runtime, cases=profiles.CALIBRATION_CASES):
     """Precondition, then {case: us per request} (1 / IOPS: at QD1 the
-    latency, at QD32 the time a request costs a full queue). A queue of
-    32 fills in well under RAMP; under instruction counting a second
-    holds thousands of requests of every medium but the disk, and repeats
-    exactly."""
+    latency, at QD32 the time a request costs a full queue) for each of
+    cases, (rw, pattern, queue depth). A queue of 32 fills in well under
+    RAMP; under instruction counting a second holds thousands of requests
+    of every medium but the disk, and repeats exactly."""
     n2lbench.fio(path, "write", "1M", 4, REGION_MB, runtime=None)
     out = {}
-    for rw, pattern, qd in profiles.CALIBRATION_CASES:
+    for rw, pattern, qd in cases:
         name = profiles.case_name(rw, pattern, qd)
         iops, _ = n2lbench.fio(path, name.split()[0], "4k", qd, REGION_MB,
                                runtime=runtime, ramp=RAMP)

@@ -148,20 +148,24 @@ COST = {"wl1": 1, "wl2": 1.5, "wl4": 1, "radix": 1.4, "is": 1.6, "hpl": 16}
 COST_OTHERS = 1.5
 
 
-def split(units, n):
-    """(workload, rep) units in n groups of about equal cost, each sorted:
-    the costliest first, each to the group that costs least so far. A
-    unit is every configuration of one workload in one rep: what a paired
-    comparison sets side by side, so a guest runs it whole, in one boot,
-    and the reps of a workload fall to different boots."""
+def split(units, n, cost=None, order=None):
+    """(name, rep) units in at most n groups of about equal cost, each
+    sorted by rep, then by order(name): the costliest first, each to the
+    group that costs least so far. By default a name is a workload, its
+    cost COST's and its order WORKLOADS'. A unit is every configuration
+    of one workload in one rep: what a paired comparison sets side by
+    side, so a guest runs it whole, in one boot, and the reps of a
+    workload fall to different boots."""
+    rank = {w: i for i, w in enumerate(WORKLOADS)}
+    cost = cost or (lambda w: COST.get(w, COST_OTHERS))
+    order = order or (lambda w: rank.get(w, len(rank)))
     groups = [[] for _ in range(max(1, min(n, len(units))))]
     load = [0.0] * len(groups)
-    for u in sorted(units, key=lambda u: (-COST.get(u[0], COST_OTHERS), u[1])):
+    for u in sorted(units, key=lambda u: (-cost(u[0]), u[1])):
         i = load.index(min(load))
         groups[i].append(u)
-        load[i] += COST.get(u[0], COST_OTHERS)
-    order = {w: i for i, w in enumerate(WORKLOADS)}
-    return [sorted(g, key=lambda u: (u[1], order.get(u[0], len(order)))) for g in groups]
+        load[i] += cost(u[0])
+    return [sorted(g, key=lambda u: (u[1], order(u[0]))) for g in groups if g]
 
 
 def format_units(units):

@@ -119,12 +119,13 @@ def profile_at(base, point):
     return replace(base, **over)
 
 
+# What each point's media are measured by: a 4 KiB random read at QD1.
+POINT_CASE = ("read", "rand", 1)
+
+
 def read_us(path):
     """A 4 KiB random read at QD1 on path, us, after a fill."""
-    n2lbench.fio(path, "write", "1M", 4, calibrate.REGION_MB, runtime=None)
-    iops, _ = n2lbench.fio(path, "randread", "4k", 1, calibrate.REGION_MB,
-                           runtime=1, ramp=calibrate.RAMP)
-    return round(1e6 / iops, 1) if iops else None
+    return next(iter(calibrate.measure(path, 1, cases=[POINT_CASE]).values()))
 
 
 def point_media(base, parts):
@@ -171,7 +172,7 @@ def new_run(base, calib, units):
             "configs": {c[0]: c[1] for c in profiles.CONFIGS
                         if c[0] in LATENCY_CONFIGS + PARALLELISM_CONFIGS},
             "workloads": sorted({PARTS[p] for p, _ in units}),
-            "units": format_units(units), "cells": []}
+            "units": profiles.format_units(units), "cells": []}
 
 
 def calibrated_run(base, units, out):
@@ -196,21 +197,11 @@ def all_units(reps):
 
 def split_units(units, n):
     """(part, rep) units in at most n groups of about equal cost
-    (profiles.COST of the part's workload times its runs), costliest
-    first, each to the group that costs least so far. A unit runs whole
-    in one boot: the runs it compares share it."""
-    groups = [[] for _ in range(max(1, min(n, len(units))))]
-    load = [0.0] * len(groups)
-    cost = {p: profiles.COST[w] * len(part_runs(p)) for p, w in PARTS.items()}
-    for unit in sorted(units, key=lambda u: (-cost[u[0]], u[1])):
-        i = load.index(min(load))
-        groups[i].append(unit)
-        load[i] += cost[unit[0]]
-    return [sorted(g, key=lambda u: (u[1], u[0])) for g in groups if g]
-
-
-def format_units(units):
-    return ",".join(f"{p}/{r}" for p, r in units)
+    (profiles.COST of the part's workload times its runs). A unit runs
+    whole in one boot: the runs it compares share it."""
+    return profiles.split(units, n,
+                          cost=lambda p: profiles.COST[PARTS[p]] * len(part_runs(p)),
+                          order=lambda p: p)
 
 
 def parse_units(text, reps):
