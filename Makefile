@@ -121,7 +121,8 @@ bench-sweep: setup
 bench-unit:
 	python3 -m pytest -p no:cacheprovider -q -rfE tests/bench
 
-# n2lctl's tab parser and the boot-time units (no VM).
+# n2lctl's tab parser, the boot-time units and the VM harness's verdict
+# on emulator faults (no VM).
 tools-unit:
 	python3 -m pytest -p no:cacheprovider -q -rfE tests/tools
 
