@@ -63,6 +63,10 @@ def kernel_log_clean(request):
         ours = [x for x in lines if "nswap2l" in x]
         print(f"---- the test's nswap2l kernel messages (last 100 of {len(ours)}) ----")
         print("\n".join(ours[-100:]))
+        blocked = n2l.blocked_tasks(lines)
+        if blocked:
+            print(f"---- the tasks blocked when the test dumped them ({len(blocked)} lines) ----")
+            print("\n".join(blocked))
 
 
 class Lab:

@@ -78,6 +78,14 @@ def kernel_problems(lines):
     return [line for line in lines if BAD_KERNEL_LINES.search(line)]
 
 
+def blocked_tasks(lines, limit=300):
+    """The last sysrq-w dump in lines (the stacks of the tasks in D state),
+    at most limit lines of it: a stall is explained there, and the guest's
+    console, where it also is, is cut short in CI's record."""
+    starts = [i for i, line in enumerate(lines) if "Show Blocked State" in line]
+    return lines[starts[-1]:starts[-1] + limit] if starts else []
+
+
 # ----------------------------------------------------------------------------
 # Page servers and data patterns
 

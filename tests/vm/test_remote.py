@@ -1,5 +1,6 @@
 """Swapping to page servers on another machine: the second guest that
-tests/vm/run starts beside this one (tests/vm/remote-servers), reached
+tests/vm/run starts beside this one once the shards are done, so that
+the two have the host to themselves (tests/vm/remote-servers), reached
 over a QEMU link. Their memory is out of reach of this guest's pressure,
 as in production, so this guest can be squeezed while it swaps to them."""
 import os
@@ -113,14 +114,16 @@ def test_swap_over_network_under_global_memory_pressure(lab, remote_servers):
             dog.done.set()
             dog.join()
             st = dev.status()
-            print(f"round {rnd}: {st['netram']['write_sectors'] // 2048} MiB to the servers")
+            print(f"round {rnd}: {st['netram']['write_sectors'] // 2048} MiB to the servers, "
+                  f"stress-ng said:\n{out[-1500:]}")
             if dog.stalled or work.returncode != 0 or \
                     st["netram"]["write_sectors"] * 512 >= 64 * MB:
                 break
     finally:
         with open("/proc/sys/vm/nr_hugepages", "w") as f:
             f.write("0\n")
-    assert not dog.stalled, "swapping stalled for 120 s: deadlock? (sysrq w in the log)"
+    assert not dog.stalled, \
+        f"swapping stalled for 120 s: deadlock? (blocked tasks below) {st}"
     assert work.returncode == 0, out
     assert reserved > 0
     assert st["netram"]["write_sectors"] * 512 >= 64 * MB, (st["netram"], out)
