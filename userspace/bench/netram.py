@@ -9,7 +9,7 @@ one boot:
   replicas  replicas:1 against replicas:2, over the same two nswapd, each
             behind a link of its own; with --remote, the two nswapd of
             another guest (userspace/bench/netram --remote), on a CPU of
-            their own, over the QEMU link between the guests.
+            their own, over a link between the guests (REMOTE_LINKS).
 
 Every device is preconditioned with one sequential pass, so that reads
 fetch stored pages; then every case runs A, B, A, B, ... The ratio is the
@@ -132,6 +132,13 @@ def nbd_comparison(link):
 
 # Each server takes half of the one-copy device and all of the two-copy one.
 REPLICA_SERVER_MB = SIZE_MB + SIZE_MB // 2 + 64
+# The links between the guests (userspace/bench/netram --remote [--socket]).
+REMOTE_LINKS = {
+    "tap": "virtio NICs on taps bridged on the host, with checksum and "
+           "segmentation offloads, MTU 1500, not shaped",
+    "socket": "QEMU's socket netdev between the guests, no offloads, "
+              "MTU 1500, not shaped",
+}
 # The page servers of tests/vm/remote-servers, in the other guest.
 REMOTE_SERVERS = ["10.88.0.2:7070", "10.88.0.2:7071"]
 
@@ -147,7 +154,7 @@ def remote_replica_servers():
         raise SystemExit("netram: --remote needs the link to the servers' guest")
     return REMOTE_SERVERS, (
         "Two nswapd in another guest, on a vCPU of their own, reached over the "
-        "QEMU link between the guests (not shaped); timed on the wall clock, "
+        "link between the guests named above; timed on the wall clock, "
         "since two guests' instruction counts are not one clock. ")
 
 
@@ -241,8 +248,8 @@ def main():
     ap.add_argument("--rate-mbit", type=int, default=1000, help="netem rate, each way")
     ap.add_argument("--only", help="run only these comparisons (nbd, replicas, security; "
                     "comma-separated)")
-    ap.add_argument("--remote", action="store_true",
-                    help="replicas only, with the servers in another guest")
+    ap.add_argument("--remote", choices=REMOTE_LINKS,
+                    help="replicas only, with the servers in another guest over this link")
     a = ap.parse_args()
     if a.remote and a.only != "replicas":
         ap.error("--remote goes with --only replicas")
@@ -258,7 +265,7 @@ def main():
     for c in comparisons:
         c.run(a.reps, a.runtime, runs)
     if a.remote:
-        profile = {"remote": "the QEMU socket link between the guests, not shaped",
+        profile = {"remote": REMOTE_LINKS[a.remote],
                    "ping_rtt_us": ping_rtt_us(REMOTE_SERVERS[0].split(":")[0])}
     else:
         profile = link.describe()
@@ -279,7 +286,7 @@ def main():
     # A partial run must not overwrite the full one's results.
     name = "netram" if only == list(makers) else "netram-" + "-".join(only)
     if a.remote:
-        name += "-remote"
+        name += "-remote" + ("" if a.remote == "tap" else "-" + a.remote)
     n2lbench.write_results(OUT, name, result, report(result))
     return 0
 
