@@ -352,7 +352,7 @@ static void mig_yield(struct n2l_store *s)
 		usleep_range(1000, 1500);
 }
 
-/* How many slots this run moves. */
+/* How many slots the knobs ask this run to move. */
 static u64 mig_amount(struct n2l_store *s, u64 swapouts)
 {
 	u64 amount = READ_ONCE(s->mig.knobs.amount);
@@ -366,6 +366,22 @@ static u64 mig_amount(struct n2l_store *s, u64 swapouts)
 	default:
 		return DIV_ROUND_UP_ULL(swapouts * amount, 100);
 	}
+}
+
+/*
+ * The run's target: what the knobs ask, but no more than Network RAM
+ * holds. Counted, so that what the engine moved can be held against it.
+ */
+static u64 mig_target(struct n2l_store *s, u64 swapouts)
+{
+	u64 target = min_t(u64, mig_amount(s, swapouts),
+			   READ_ONCE(s->media[N2L_NETRAM].held));
+
+	if (target) {
+		atomic64_add(target, &s->stats.prefetch_target);
+		atomic64_inc(&s->stats.prefetch_activations);
+	}
+	return target;
 }
 
 /* Whether @slot (entry @e) extends @run, at either end. */
@@ -513,7 +529,7 @@ static void mig_work(struct work_struct *w)
 	if (READ_ONCE(s->mig.knobs.enabled)) {
 		swapouts = atomic64_xchg(&s->mig.swapouts, 0);
 		if (swapouts)
-			mig_round(s, mig_amount(s, swapouts));
+			mig_round(s, mig_target(s, swapouts));
 	}
 	memalloc_noio_restore(noio);
 

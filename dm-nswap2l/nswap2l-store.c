@@ -316,4 +316,6 @@ void n2l_store_clear_stats(struct n2l_store *s)
 	atomic64_set(&s->stats.prefetched, 0);
 	atomic64_set(&s->stats.prefetch_hits, 0);
 	atomic64_set(&s->stats.prefetch_reads, 0);
+	atomic64_set(&s->stats.prefetch_target, 0);
+	atomic64_set(&s->stats.prefetch_activations, 0);
 }

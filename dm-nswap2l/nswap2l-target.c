@@ -71,7 +71,8 @@ static void emit_ratio(u64 num, u64 den, char *result, unsigned int maxlen,
  * The migration engine: "<policy> <#args> [<key> <value>]* <prefetched>
  * <prefetch hits> <read/prefetch ratio> <read parallelism>
  * <reads in flight> x3 <moved in> <moved out> x3" (per medium), and,
- * added later and so last, "<prefetch reads> <reads per prefetched slot>".
+ * added later and so last, "<prefetch reads> <reads per prefetched slot>"
+ * and "<prefetch target> <prefetch activations>".
  */
 static void status_prefetch(struct n2l_target *t, char *result,
 			    unsigned int maxlen, size_t *szp)
@@ -98,6 +99,9 @@ static void status_prefetch(struct n2l_target *t, char *result,
 	DMEMIT(" %llu", (unsigned long long)atomic64_read(&st->prefetch_reads));
 	emit_ratio(atomic64_read(&st->prefetch_reads),
 		   atomic64_read(&st->prefetched), result, maxlen, &sz);
+	DMEMIT(" %llu %llu",
+	       (unsigned long long)atomic64_read(&st->prefetch_target),
+	       (unsigned long long)atomic64_read(&st->prefetch_activations));
 	*szp = sz;
 }
 
@@ -118,6 +122,7 @@ static void status_prefetch(struct n2l_target *t, char *result,
  *   <read parallelism> <reads in flight: netram flash disk>
  *   <moved in> <moved out> (netram, flash, disk)
  *   <prefetch reads> <read/prefetch ratio, every read>
+ *   <prefetch target> <prefetch activations>
  *
  * TABLE: the line that recreates the device with its current policies.
  * Nothing here waits: counters are read without locks, the rest under the

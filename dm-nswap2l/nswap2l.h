@@ -84,6 +84,8 @@ struct n2l_stats {
 	atomic64_t prefetched;		/* slots moved by the migration engine */
 	atomic64_t prefetch_hits;	/* first reads of prefetched slots */
 	atomic64_t prefetch_reads;	/* every read of a prefetched slot */
+	atomic64_t prefetch_target;	/* slots the engine's runs set out to move */
+	atomic64_t prefetch_activations;	/* runs of the engine that moved */
 };
 
 enum n2l_amount_mode {

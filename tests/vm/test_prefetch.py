@@ -77,6 +77,27 @@ def test_swap_with_verify_while_migrating(lab, policy):
     sh(f"swapoff {dev.path}")
 
 
+@pytest.mark.parametrize("policy", ["lrs", "random"])
+def test_engine_moves_its_target_while_swapping(lab, policy):
+    """The paper's setting (every 200 ms, 10% of the slots swapped out
+    since the last run) while a swapping workload keeps reads in flight
+    all the time: Network RAM has room and holds the slots, Flash has
+    room, so every run moves what it set out to move. Read when the
+    workload ends, the engine has moved at least 90% of the sum of its
+    runs' targets (the last run may be under way)."""
+    dev = device(lab, "n2l-pftarget", 160, 128, 128, policy,
+                 ["interval_ms", "200", "percent", "10"])
+    p, st = swap_workload(dev, limit_mb=32, vm_mb=96, seconds=20)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert st["netram"]["writes"] > 0 and st["nospc"] == 0, st
+    assert st["prefetch_activations"] >= 20, st
+    moved = st["prefetched"] / st["prefetch_target"]
+    assert moved >= 0.9, (f"moved {st['prefetched']} of {st['prefetch_target']} "
+                          f"in {st['prefetch_activations']} runs", st)
+    consistent(dev)
+    sh(f"swapoff {dev.path}")
+
+
 def test_policy_switching_under_load(lab):
     dev = device(lab, "n2l-pfsw", 48, 32, 48, "lrs", AGGRESSIVE)
     stop = threading.Event()

@@ -77,6 +77,9 @@ def parse_status(line):
     # original Nswap2L's read/prefetch ratio: those per slot prefetched.
     st["prefetch_reads"], st["read_prefetch_ratio_all"] = int(w[i]), float(w[i + 1])
     i += 2
+    # What the engine's runs set out to move, and how many runs moved.
+    st["prefetch_target"], st["prefetch_activations"] = int(w[i]), int(w[i + 1])
+    i += 2
     if i != len(w):
         raise ValueError(f"{len(w) - i} fields left over: {line}")
     return st
