@@ -632,8 +632,11 @@ static void count_latency(struct n2l_store *s, struct bio *bio,
 	struct n2l_medium_stats *st = &s->media[io->medium].stats;
 	u64 us = div_u64(ktime_get_ns() - io->start_ns, NSEC_PER_USEC);
 	unsigned int b = min_t(unsigned int, fls64(us), N2L_LAT_BUCKETS - 1);
+	unsigned int dir = op_is_write(bio_op(bio));
 
-	atomic64_inc(&st->lat[op_is_write(bio_op(bio))].bucket[b]);
+	atomic64_inc(&st->lat[dir].bucket[b]);
+	atomic64_inc(&st->lat_done[dir]);
+	atomic64_add(us, &st->lat_sum_us[dir]);
 }
 
 int n2l_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)

@@ -5,40 +5,41 @@
  * swap-ins over more devices.
  *
  * Every interval_ms, and only if slots were written since its last run
- * (while it is disabled, it does not run),
- * the worker works out how many slots to move (amount_mode: a percentage
- * of those swap-outs, a fixed count, or a percentage of the slots on
- * Network RAM) and moves them, a run at a time:
+ * (while it is disabled, it does not run), the worker sets a target
+ * (the policy's plan() from what the engine measured since its last run,
+ * or else amount_mode: a percentage of those swap-outs, a fixed count, or
+ * a percentage of the slots on Network RAM; never more than Network RAM
+ * holds) and moves it, several moves at once:
  *
- *  1. under the lock, the prefetch policy names candidates, which are
- *     grouped into runs of consecutive slots sharing one copy;
- *  2. the run is read from a server holding its copies (a GET of their
- *     version, failing over between them);
- *  3. written to freshly allocated Flash blocks;
- *  4. under the lock, every slot still pointing at those copies now
- *     points at Flash, marked prefetched, and the copies are invalidated;
- *     a slot written, discarded or moved meanwhile keeps its newer data
- *     and the Flash block goes back (n2l_relocate()).
+ *  1. under the lock, the prefetch policy names candidates, which leave
+ *     it and are grouped into runs of consecutive slots sharing one copy;
+ *     each run gets contiguous Flash blocks, so that its slots stay one
+ *     request when they are read, and is cut into moves of up to
+ *     N2L_MIG_RUN_PAGES slots;
+ *  2. each move goes to an idle mover, which reads it from a server
+ *     holding its copies (a GET of their version, failing over between
+ *     them), writes it to its Flash blocks, and under the
+ *     lock points every slot still at those copies to Flash, marked
+ *     prefetched; a slot written, discarded or moved meanwhile keeps its
+ *     newer data and the Flash block goes back (n2l_relocate());
+ *  3. slots that did not move are made up for by selecting more, until
+ *     the target is moved, the policy has nothing left, Flash is full or
+ *     twice the target was tried.
  *
- * Nothing is locked across I/O, so a swap-out never waits for a
- * migration; between runs the worker yields to foreground reads.
+ * Foreground I/O goes first by a budget of queue depth: up to
+ * N2L_MIG_MOVERS moves are in flight while no read is, one fewer for each
+ * foreground read in flight, and always at least one, so the engine never
+ * stalls and never holds the device's queues for long. Nothing is locked
+ * across I/O, so a swap-out never waits for a migration.
  */
-#include <linux/delay.h>
 #include <linux/sched/mm.h>
+#include <linux/wait.h>
 
 #include "n2l-policies.h"
 #include "nswap2l.h"
 
 #define N2L_MIG_BATCH		256	/* candidates asked for at once */
-#define N2L_MIG_YIELD_MS	20	/* longest wait for foreground reads */
 #define N2L_POPULATE_BATCH	4096	/* slots a new policy learns per lock */
-
-/* The candidates of one selection, grouped by copy. */
-struct n2l_mig_run {
-	n2l_slot_t first;
-	u32 nr;
-	u64 loc;		/* the Network RAM copies they share */
-};
 
 /*----------------------------------------------------------------*/
 /* Events: what the prefetch policy hears of the slot map, under the lock. */
@@ -330,26 +331,8 @@ void n2l_mig_stop(struct n2l_store *s)
 	spin_lock_irq(&s->lock);
 	s->mig.running = false;
 	spin_unlock_irq(&s->lock);
+	wake_up(&s->mig.wait);
 	cancel_delayed_work_sync(&s->mig.work);
-}
-
-static u32 reads_inflight(struct n2l_store *s)
-{
-	enum n2l_medium m;
-	u32 n = 0;
-
-	for_each_medium(m)
-		n += atomic_read(&s->media[m].stats.reads_inflight);
-	return n;
-}
-
-/* Let foreground reads go first, for a while. */
-static void mig_yield(struct n2l_store *s)
-{
-	unsigned int waited;
-
-	for (waited = 0; waited < N2L_MIG_YIELD_MS && reads_inflight(s); waited++)
-		usleep_range(1000, 1500);
 }
 
 /* How many slots the knobs ask this run to move. */
@@ -368,13 +351,67 @@ static u64 mig_amount(struct n2l_store *s, u64 swapouts)
 	}
 }
 
+/* @now less @*last, which becomes @now: a counter's growth since. */
+static u64 since(u64 now, u64 *last)
+{
+	u64 d = now >= *last ? now - *last : now;	/* cleared meanwhile */
+
+	*last = now;
+	return d;
+}
+
+/* What a policy's plan() sees: the engine's measures since its last run. */
+static void mig_view(struct n2l_store *s, u64 swapouts, struct n2l_pf_view *v)
+{
+	struct n2l_mig_seen *seen = &s->mig.seen;
+	struct n2l_medium_stats *st;
+	enum n2l_medium m;
+
+	memset(v, 0, sizeof(*v));
+	v->swapouts = swapouts;
+	v->knob_amount = mig_amount(s, swapouts);
+	v->prefetched = since(atomic64_read(&s->stats.prefetched),
+			      &seen->prefetched);
+	v->prefetch_reads = since(atomic64_read(&s->stats.prefetch_reads),
+				  &seen->prefetch_reads);
+	for_each_medium(m) {
+		st = &s->media[m].stats;
+		v->reads[m] = since(atomic64_read(&st->lat_done[READ]),
+				    &seen->reads[m]);
+		v->read_us[m] = since(atomic64_read(&st->lat_sum_us[READ]),
+				      &seen->read_us[m]);
+		v->reads_inflight[m] = atomic_read(&st->reads_inflight);
+	}
+	v->slots = n2l_nr_slots(s);
+	spin_lock_irq(&s->lock);
+	__n2l_media_free(s, v->free, 0);
+	for_each_medium(m)
+		v->held[m] = s->media[m].held;
+	spin_unlock_irq(&s->lock);
+}
+
+/* What this run sets out to move: the policy's plan, or the knobs. */
+static u64 mig_plan(struct n2l_store *s, u64 swapouts)
+{
+	struct n2l_pf_view v;
+	struct n2l_prefetch *p;
+	u64 amount;
+
+	mig_view(s, swapouts, &v);
+	spin_lock_irq(&s->lock);
+	p = s->mig.policy;
+	amount = p && p->type->plan ? p->type->plan(p, &v) : v.knob_amount;
+	spin_unlock_irq(&s->lock);
+	return amount;
+}
+
 /*
- * The run's target: what the knobs ask, but no more than Network RAM
+ * The run's target: what the plan asks, but no more than Network RAM
  * holds. Counted, so that what the engine moved can be held against it.
  */
 static u64 mig_target(struct n2l_store *s, u64 swapouts)
 {
-	u64 target = min_t(u64, mig_amount(s, swapouts),
+	u64 target = min_t(u64, mig_plan(s, swapouts),
 			   READ_ONCE(s->media[N2L_NETRAM].held));
 
 	if (target) {
@@ -404,30 +441,36 @@ static bool run_extends(struct n2l_mig_run *run, n2l_slot_t slot, sme_t e)
 }
 
 /*
- * Step 1: up to @want candidates, grouped into runs in s->mig.runs; the
- * number of runs, and in @asked how many candidates the policy gave.
+ * Up to @want candidates that are on Network RAM, grouped into runs in
+ * s->mig.runs; the number of runs, and in @nr how many slots they hold.
+ * A candidate taken leaves the policy at once (as if freed), so that the
+ * next selection names others while it moves; what becomes of it is
+ * reported when its move ends. The policy may name slots that are
+ * elsewhere by now: it is put right, and they do not count.
  */
-static u32 mig_select(struct n2l_store *s, u64 want, u32 *asked)
+static u32 mig_select(struct n2l_store *s, u64 want, u32 *nr)
 {
 	struct n2l_mig_run *runs = s->mig.runs;
 	n2l_slot_t *v = s->mig.victims;
-	u32 i, nruns = 0;
+	u32 i, asked, nruns = 0;
 	sme_t e;
 
+	*nr = 0;
 	spin_lock_irq(&s->lock);
-	*asked = s->mig.policy ?
-		 s->mig.policy->type->select(s->mig.policy, v,
-					     min_t(u64, want, N2L_MIG_BATCH)) : 0;
-	for (i = 0; i < *asked; i++) {
+	asked = s->mig.policy ?
+		s->mig.policy->type->select(s->mig.policy, v,
+					    min_t(u64, want, N2L_MIG_BATCH)) : 0;
+	for (i = 0; i < asked; i++) {
 		e = slotmap_get(&s->map, v[i]);
 		if (sme_medium(e) != N2L_NETRAM) {
-			/* The policy is out of step: put it right. */
 			if (sme_medium(e) == N2L_NONE)
 				__n2l_pf_free(s, v[i]);
 			else
 				__n2l_pf_write(s, v[i], sme_medium(e));
 			continue;
 		}
+		__n2l_pf_free(s, v[i]);
+		(*nr)++;
 		if (nruns && run_extends(&runs[nruns - 1], v[i], e))
 			continue;
 		runs[nruns].first = v[i];
@@ -440,20 +483,21 @@ static u32 mig_select(struct n2l_store *s, u64 want, u32 *asked)
 }
 
 /*
- * A run that could not move stays a candidate, reported as swapped out
- * again so that it does not come straight back; one whose copy is lost
- * is no candidate any more.
+ * The slots of a run that did not move and are still where they were
+ * become candidates again, reported as swapped out anew so that they do
+ * not come straight back; those whose copies are lost are none.
  */
 static void mig_give_back(struct n2l_store *s, struct n2l_mig_run *run, bool lost)
 {
 	n2l_slot_t slot;
+	sme_t e;
 	u32 i;
 
 	spin_lock_irq(&s->lock);
 	for (i = 0; i < run->nr; i++) {
 		slot = to_slot(from_slot(run->first) + i);
-		if (sme_medium(slotmap_get(&s->map, slot)) != N2L_NETRAM ||
-		    sme_loc(slotmap_get(&s->map, slot)) != run->loc)
+		e = slotmap_get(&s->map, slot);
+		if (sme_medium(e) != N2L_NETRAM || sme_loc(e) != run->loc)
 			continue;
 		if (lost)
 			__n2l_pf_free(s, slot);
@@ -463,66 +507,242 @@ static void mig_give_back(struct n2l_store *s, struct n2l_mig_run *run, bool los
 	spin_unlock_irq(&s->lock);
 }
 
-/* Steps 2 to 4 for one run; false once Flash is full. */
-static bool mig_move_run(struct n2l_store *s, struct n2l_mig_run *run)
+/*
+ * One move, in a mover: read the run from a server holding its copies,
+ * write it to fresh Flash blocks, and point the slots still at those
+ * copies there (n2l_relocate()). 0, -ENOSPC when Flash is full, or an
+ * error; @moved counts the slots that moved.
+ */
+static int mig_move_run(struct n2l_store *s, struct n2l_mig_run *run,
+			struct bio *buf, u32 *moved)
 {
 	struct n2l_reloc r = {
 		.first = run->first, .nr = run->nr,
 		.group = run->loc & (SME_GROUPS - 1),
 		.vers = run->loc >> SME_GROUP_BITS,
-		.data = s->mig.buf, .to = N2L_FLASH, .flags = SME_PREFETCHED,
+		.data = buf, .to = N2L_FLASH, .flags = SME_PREFETCHED,
+		.have_blk = true, .blk = run->blk,
 	};
-	bool lost, there;
+	bool lost, there = false;
 	u64 tried = 0;
+	u32 i;
 	int err;
 
 	spin_lock_irq(&s->lock);
-	there = sme_at(slotmap_get(&s->map, run->first), r.group, r.vers);
+	for (i = 0; i < run->nr && !there; i++)
+		there = sme_at(slotmap_get(&s->map, to_slot(from_slot(run->first) + i)),
+			       r.group, r.vers);
 	if (there)
 		s->netram.groups[r.group].refs++;
+	else	/* written or moved meanwhile */
+		runalloc_put(&s->media[N2L_FLASH].alloc, run->blk, run->nr);
 	spin_unlock_irq(&s->lock);
+	*moved = 0;
 	if (!there)
-		return true;	/* moved meanwhile */
+		return 0;
 
 	err = n2l_netram_read_any(s, r.group, from_slot(r.first), r.nr, r.vers,
 				  r.data, 0, &tried);
-	if (!err)
+	if (err) {
+		spin_lock_irq(&s->lock);
+		runalloc_put(&s->media[N2L_FLASH].alloc, run->blk, run->nr);
+		spin_unlock_irq(&s->lock);
+	} else {
 		err = n2l_relocate(s, &r);
-	atomic64_add(r.moved, &s->stats.prefetched);
+	}
+	*moved = r.moved;
 	spin_lock_irq(&s->lock);
 	lost = !s->netram.groups[r.group].nr;
 	__n2l_group_put(s, r.group);
 	spin_unlock_irq(&s->lock);
-	if (err == -ENOSPC)
-		return false;
 	if (err)
 		mig_give_back(s, run, lost);
+	return err;
+}
+
+static void mover_work(struct work_struct *w)
+{
+	struct n2l_mover *mv = container_of(w, struct n2l_mover, work);
+	struct n2l_store *s = mv->store;
+	struct n2l_mig *mig = &s->mig;
+	unsigned int noio = memalloc_noio_save();
+	u32 moved;
+	int err;
+
+	err = mig_move_run(s, &mv->run, mv->buf, &moved);
+	memalloc_noio_restore(noio);
+	atomic64_add(moved, &s->stats.prefetched);
+
+	spin_lock_irq(&s->lock);
+	mig->round_moved += moved;
+	mig->round_busy -= mv->run.nr;
+	if (err == -ENOSPC)
+		mig->flash_full = true;
+	mig->idle[mig->nr_idle++] = mv;
+	spin_unlock_irq(&s->lock);
+	wake_up(&mig->wait);
+}
+
+/* Foreground reads in flight, on every medium. */
+static u32 reads_inflight(struct n2l_store *s)
+{
+	enum n2l_medium m;
+	u32 n = 0;
+
+	for_each_medium(m)
+		n += atomic_read(&s->media[m].stats.reads_inflight);
+	return n;
+}
+
+/*
+ * The moves the budget allows in flight now: every mover while no
+ * foreground read is in flight, one fewer for each read that is, and
+ * never none, so that the engine keeps moving under any load.
+ */
+static unsigned int mig_budget(struct n2l_store *s)
+{
+	u32 reads = reads_inflight(s);
+
+	return reads >= N2L_MIG_MOVERS ? 1 : N2L_MIG_MOVERS - reads;
+}
+
+/* An idle mover once the budget allows one more move; NULL once stopped. */
+static struct n2l_mover *mig_get_mover(struct n2l_store *s)
+{
+	struct n2l_mig *mig = &s->mig;
+	struct n2l_mover *mv = NULL;
+
+	/*
+	 * With fewer idle movers than the budget allows, at least one move
+	 * is in flight: its end wakes this up, so no reads need polling.
+	 */
+	wait_event(mig->wait, !READ_ONCE(mig->running) ||
+		   N2L_MIG_MOVERS - READ_ONCE(mig->nr_idle) < mig_budget(s));
+	spin_lock_irq(&s->lock);
+	if (mig->running && mig->nr_idle)
+		mv = mig->idle[--mig->nr_idle];
+	spin_unlock_irq(&s->lock);
+	return mv;
+}
+
+static void mig_wait_all(struct n2l_store *s)
+{
+	wait_event(s->mig.wait, READ_ONCE(s->mig.nr_idle) == N2L_MIG_MOVERS);
+}
+
+/* Hand @move to a mover; false once the engine stops. */
+static bool mig_hand_over(struct n2l_store *s, struct n2l_mig_run *move)
+{
+	struct n2l_mover *mv = mig_get_mover(s);
+
+	if (!mv)
+		return false;
+	mv->run = *move;
+	spin_lock_irq(&s->lock);
+	s->mig.round_busy += move->nr;
+	spin_unlock_irq(&s->lock);
+	queue_work(s->mig.movers_wq, &mv->work);
 	return true;
 }
 
-static void mig_round(struct n2l_store *s, u64 want)
+/*
+ * Move @run: Flash blocks for as much of it as they come contiguous (so
+ * that its slots stay one request when read), then moves of up to
+ * N2L_MIG_RUN_PAGES slots each, to the movers. False once the engine
+ * stops or Flash is full; what was not handed over goes back.
+ */
+static bool mig_dispatch(struct n2l_store *s, struct n2l_mig_run *run)
 {
-	u32 nruns, asked, i;
+	struct n2l_mig_run move = { .loc = run->loc };
+	u32 done = 0, n, i;
+	n2l_blk_t blk;
 
-	while (want && READ_ONCE(s->mig.running)) {
-		nruns = mig_select(s, want, &asked);
-		if (!asked)
-			return;
-		want -= min_t(u64, want, asked);
-		for (i = 0; i < nruns; i++) {
-			if (!mig_move_run(s, &s->mig.runs[i]))
-				return;
-			mig_yield(s);
+	while (done < run->nr) {
+		spin_lock_irq(&s->lock);
+		n = runalloc_get(&s->media[N2L_FLASH].alloc, run->nr - done, &blk);
+		if (!n)
+			s->mig.flash_full = true;
+		spin_unlock_irq(&s->lock);
+		for (i = 0; i < n; i += move.nr) {
+			move.first = to_slot(from_slot(run->first) + done + i);
+			move.nr = min(n - i, N2L_MIG_RUN_PAGES);
+			move.blk = to_blk(from_blk(blk) + i);
+			if (!mig_hand_over(s, &move))
+				break;
 		}
+		if (i < n) {	/* stopped: these blocks and slots go back */
+			spin_lock_irq(&s->lock);
+			runalloc_put(&s->media[N2L_FLASH].alloc,
+				     to_blk(from_blk(blk) + i), n - i);
+			spin_unlock_irq(&s->lock);
+		}
+		done += i;
+		if (i < n || !n)
+			break;
+	}
+	if (done < run->nr) {
+		move.first = to_slot(from_slot(run->first) + done);
+		move.nr = run->nr - done;
+		mig_give_back(s, &move, false);
+	}
+	return done == run->nr;
+}
+
+/*
+ * One activation: move @target slots, several moves in flight. Slots
+ * that did not move (written meanwhile, or their move failed) are made up
+ * for by selecting more, until the target is moved, the policy has no
+ * candidate left, Flash is full, or twice the target was tried.
+ */
+static void mig_round(struct n2l_store *s, u64 target)
+{
+	struct n2l_mig *mig = &s->mig;
+	u64 tried = 0, moved, busy;
+	u32 nruns, nr, i;
+	bool full;
+
+	spin_lock_irq(&s->lock);
+	mig->round_moved = 0;
+	mig->round_busy = 0;
+	mig->flash_full = false;
+	spin_unlock_irq(&s->lock);
+	while (READ_ONCE(mig->running) && tried < 2 * target) {
+		spin_lock_irq(&s->lock);
+		moved = mig->round_moved;
+		busy = mig->round_busy;
+		full = mig->flash_full;
+		spin_unlock_irq(&s->lock);
+		if (full || moved >= target)
+			break;
+		if (moved + busy >= target) {
+			/* What is in flight may fall short: see it end. */
+			wait_event(mig->wait, READ_ONCE(mig->round_busy) < busy ||
+				   !READ_ONCE(mig->running));
+			continue;
+		}
+		nruns = mig_select(s, target - moved - busy, &nr);
+		if (!nr) {
+			if (!busy)
+				break;	/* no candidate left */
+			wait_event(mig->wait, READ_ONCE(mig->round_busy) < busy ||
+				   !READ_ONCE(mig->running));
+			continue;
+		}
+		tried += nr;
+		for (i = 0; i < nruns; i++)
+			if (!mig_dispatch(s, &mig->runs[i]))
+				break;
+		for (i++; i < nruns; i++)
+			mig_give_back(s, &mig->runs[i], false);
 		cond_resched();
 	}
+	mig_wait_all(s);
 }
 
 static void mig_work(struct work_struct *w)
 {
 	struct n2l_store *s = container_of(to_delayed_work(w), struct n2l_store,
 					   mig.work);
-	unsigned int noio = memalloc_noio_save();
 	u64 swapouts;
 
 	/* Disabled, it does not run: swap-outs count from its last run. */
@@ -531,7 +751,6 @@ static void mig_work(struct work_struct *w)
 		if (swapouts)
 			mig_round(s, mig_target(s, swapouts));
 	}
-	memalloc_noio_restore(noio);
 
 	spin_lock_irq(&s->lock);
 	__mig_schedule(s, msecs_to_jiffies(READ_ONCE(s->mig.knobs.interval_ms)));
@@ -543,16 +762,29 @@ static void mig_work(struct work_struct *w)
 int n2l_mig_init(struct n2l_store *s)
 {
 	struct n2l_mig *mig = &s->mig;
+	struct n2l_mover *mv;
+	unsigned int i;
 
 	mig->knobs = n2l_mig_defaults;
 	INIT_DELAYED_WORK(&mig->work, mig_work);
+	init_waitqueue_head(&mig->wait);
 	mig->victims = kvcalloc(N2L_MIG_BATCH, sizeof(*mig->victims), GFP_KERNEL);
 	mig->runs = kvcalloc(N2L_MIG_BATCH, sizeof(*mig->runs), GFP_KERNEL);
-	mig->buf = n2l_alloc_buffer(N2L_MAX_PAGES);
 	mig->wq = alloc_workqueue("nswap2l-mig-%s", WQ_UNBOUND, 1,
 				  dm_device_name(s->md));
-	if (!mig->victims || !mig->runs || !mig->buf || !mig->wq)
+	mig->movers_wq = alloc_workqueue("nswap2l-mover-%s", WQ_UNBOUND,
+					 N2L_MIG_MOVERS, dm_device_name(s->md));
+	if (!mig->victims || !mig->runs || !mig->wq || !mig->movers_wq)
 		return -ENOMEM;
+	for (i = 0; i < N2L_MIG_MOVERS; i++) {
+		mv = &mig->movers[i];
+		mv->store = s;
+		INIT_WORK(&mv->work, mover_work);
+		mv->buf = n2l_alloc_buffer(N2L_MIG_RUN_PAGES);
+		if (!mv->buf)
+			return -ENOMEM;
+		mig->idle[mig->nr_idle++] = mv;
+	}
 	return 0;
 }
 
@@ -560,15 +792,19 @@ int n2l_mig_init(struct n2l_store *s)
 void n2l_mig_exit(struct n2l_store *s)
 {
 	struct n2l_mig *mig = &s->mig;
+	unsigned int i;
 
 	if (mig->wq) {
 		n2l_mig_stop(s);
 		destroy_workqueue(mig->wq);
 		mig->wq = NULL;
 	}
+	if (mig->movers_wq)
+		destroy_workqueue(mig->movers_wq);
 	n2l_prefetch_destroy(mig->policy);
-	if (mig->buf)
-		n2l_free_buffer(mig->buf);
+	for (i = 0; i < N2L_MIG_MOVERS; i++)
+		if (mig->movers[i].buf)
+			n2l_free_buffer(mig->movers[i].buf);
 	kvfree(mig->runs);
 	kvfree(mig->victims);
 }

@@ -95,11 +95,19 @@ static int reloc_blocks(struct n2l_store *s, struct n2l_reloc *r)
 	int err;
 
 	while (done < r->nr) {
-		spin_lock_irq(&s->lock);
-		m = __block_target(s, r);
-		n = m == N2L_NONE ? 0 :
-		    runalloc_get(&s->media[m].alloc, r->nr - done, &blk);
-		spin_unlock_irq(&s->lock);
+		if (r->have_blk) {
+			/* the caller took them: all the run's, at once */
+			m = r->to;
+			n = r->nr;
+			blk = r->blk;
+			r->have_blk = false;
+		} else {
+			spin_lock_irq(&s->lock);
+			m = __block_target(s, r);
+			n = m == N2L_NONE ? 0 :
+			    runalloc_get(&s->media[m].alloc, r->nr - done, &blk);
+			spin_unlock_irq(&s->lock);
+		}
 		if (!n)
 			return -ENOSPC;
 		err = n2l_block_io(s, r->data, done, n, m, from_blk(blk),

@@ -299,6 +299,10 @@ void n2l_store_clear_stats(struct n2l_store *s)
 		atomic64_set(&st->moved_out, 0);
 		clear_latency(&st->lat[READ]);
 		clear_latency(&st->lat[WRITE]);
+		atomic64_set(&st->lat_done[READ], 0);
+		atomic64_set(&st->lat_done[WRITE], 0);
+		atomic64_set(&st->lat_sum_us[READ], 0);
+		atomic64_set(&st->lat_sum_us[WRITE], 0);
 	}
 	atomic64_set(&s->stats.nospc, 0);
 	atomic64_set(&s->stats.discarded, 0);

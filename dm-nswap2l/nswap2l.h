@@ -47,6 +47,8 @@ struct n2l_latency {
 
 struct n2l_medium_stats {
 	struct n2l_latency lat[2];	/* READ, WRITE */
+	atomic64_t lat_done[2];		/* requests the histograms count */
+	atomic64_t lat_sum_us[2];	/* their latencies, summed */
 	atomic64_t reads;
 	atomic64_t writes;
 	atomic64_t read_sectors;
@@ -102,6 +104,29 @@ struct n2l_mig_knobs {
 	unsigned int enabled;		/* 0 or 1 */
 };
 
+/* Moves in flight at most, and slots one move carries at most. */
+#define N2L_MIG_MOVERS		8
+#define N2L_MIG_RUN_PAGES	64
+
+/*
+ * Candidates of one selection that share one copy, consecutive slots; a
+ * mover's share of them comes with its Flash blocks.
+ */
+struct n2l_mig_run {
+	n2l_slot_t first;
+	u32 nr;
+	u64 loc;		/* the Network RAM copies they share */
+	n2l_blk_t blk;		/* a move: the Flash blocks of its slots */
+};
+
+/* A worker of the engine that moves one run at a time, with its buffer. */
+struct n2l_mover {
+	struct n2l_store *store;
+	struct work_struct work;
+	struct n2l_mig_run run;
+	struct bio *buf;		/* N2L_MIG_RUN_PAGES pages */
+};
+
 /*
  * The migration engine (nswap2l-migrate.c). Knobs are written under the
  * store's config_lock and read without it.
@@ -121,7 +146,23 @@ struct n2l_mig {
 	/* The worker's own. */
 	n2l_slot_t *victims;
 	struct n2l_mig_run *runs;
-	struct bio *buf;		/* N2L_MAX_PAGES pages */
+
+	/* The movers: the worker hands them runs, they move in parallel. */
+	struct workqueue_struct *movers_wq;
+	struct n2l_mover movers[N2L_MIG_MOVERS];
+	wait_queue_head_t wait;		/* a mover went idle, or stop */
+	/* Under lock: */
+	struct n2l_mover *idle[N2L_MIG_MOVERS];
+	unsigned int nr_idle;
+	u64 round_moved;		/* slots this activation moved */
+	u64 round_busy;			/* slots in moves in flight */
+	bool flash_full;		/* a move found no Flash block */
+
+	/* What the worker last saw, for a policy's plan(): its own. */
+	struct n2l_mig_seen {
+		u64 prefetched, prefetch_reads;
+		u64 reads[N2L_NR_MEDIA], read_us[N2L_NR_MEDIA];
+	} seen;
 };
 
 /*
@@ -368,6 +409,8 @@ struct n2l_reloc {
 	u64 vers;		/* ...and their version */
 	struct bio *data;	/* their pages, from the first on */
 	enum n2l_medium to;	/* N2L_NETRAM, a block medium, or N2L_NONE: placement */
+	bool have_blk;		/* blocks of @to given for all @nr slots... */
+	n2l_blk_t blk;		/* ...from this one on, taken from its allocator */
 	u8 drop[N2L_MAX_REPLICAS];	/* Network RAM: servers whose copies go */
 	unsigned int ndrop;
 	u8 add[N2L_MAX_REPLICAS];	/* Network RAM: servers that get copies */

@@ -9,25 +9,39 @@ static struct age_policy *to_age(struct n2l_prefetch *p)
 	return container_of(p, struct age_policy, base);
 }
 
-struct n2l_prefetch *age_policy_create(u32 nr_slots)
+int age_list_init(struct age_policy *a, u32 nr_slots)
 {
 	size_t bytes = ((size_t)nr_slots + 1) * sizeof(u32);
-	struct age_policy *a = n2l_zalloc(sizeof(*a));
 	u32 i;
 
-	if (!a)
-		return NULL;
 	a->prev = n2l_zalloc(bytes);
 	a->next = n2l_zalloc(bytes);
-	if (!a->prev || !a->next) {
-		age_policy_destroy(&a->base);
-		return NULL;
-	}
+	if (!a->prev || !a->next)
+		return -ENOMEM;
 	for (i = 0; i < nr_slots; i++)
 		a->prev[i] = AGE_NIL;
 	a->head = nr_slots;
 	a->prev[a->head] = a->head;
 	a->next[a->head] = a->head;
+	return 0;
+}
+
+void age_list_exit(struct age_policy *a)
+{
+	n2l_free(a->prev);
+	n2l_free(a->next);
+}
+
+struct n2l_prefetch *age_policy_create(u32 nr_slots)
+{
+	struct age_policy *a = n2l_zalloc(sizeof(*a));
+
+	if (!a)
+		return NULL;
+	if (age_list_init(a, nr_slots)) {
+		age_policy_destroy(&a->base);
+		return NULL;
+	}
 	return &a->base;
 }
 
@@ -35,8 +49,7 @@ void age_policy_destroy(struct n2l_prefetch *p)
 {
 	struct age_policy *a = to_age(p);
 
-	n2l_free(a->prev);
-	n2l_free(a->next);
+	age_list_exit(a);
 	n2l_free(a);
 }
 

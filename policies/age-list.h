@@ -18,6 +18,10 @@ struct age_policy {
 	u32 count;
 };
 
+/* For a policy that embeds the list: 0 or -ENOMEM; exit copes with a failed init. */
+int age_list_init(struct age_policy *a, u32 nr_slots);
+void age_list_exit(struct age_policy *a);
+
 struct n2l_prefetch *age_policy_create(u32 nr_slots);
 void age_policy_destroy(struct n2l_prefetch *p);
 void age_policy_on_write(struct n2l_prefetch *p, n2l_slot_t slot,

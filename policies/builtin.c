@@ -9,6 +9,7 @@ static struct n2l_policy_type *const builtin[] = {
 	&n2l_prefetch_random.base,
 	&n2l_prefetch_lrs.base,
 	&n2l_prefetch_mrs.base,
+	&n2l_prefetch_auto.base,
 };
 
 void n2l_builtin_policies_unregister(void)

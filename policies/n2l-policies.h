@@ -11,6 +11,7 @@ extern struct n2l_prefetch_type n2l_prefetch_rr;
 extern struct n2l_prefetch_type n2l_prefetch_random;
 extern struct n2l_prefetch_type n2l_prefetch_lrs;
 extern struct n2l_prefetch_type n2l_prefetch_mrs;
+extern struct n2l_prefetch_type n2l_prefetch_auto;
 
 int n2l_builtin_policies_register(void);
 void n2l_builtin_policies_unregister(void);

@@ -101,6 +101,24 @@ to_placement_type(struct n2l_policy_type *t)
  */
 struct n2l_prefetch;
 
+/*
+ * What the migration engine measured since its last activation, for a
+ * policy that decides how many slots move (plan()). Latencies are of
+ * foreground reads that completed meanwhile, from map to completion.
+ */
+struct n2l_pf_view {
+	u64 swapouts;			/* slots written since then */
+	u64 knob_amount;		/* what the amount knobs would ask */
+	u32 slots;			/* of the device */
+	u32 held[N2L_NR_MEDIA];		/* slots each medium holds now */
+	u32 free[N2L_NR_MEDIA];		/* free slots now: Network RAM, Flash */
+	u64 prefetched;			/* slots the engine moved since then */
+	u64 prefetch_reads;		/* reads of prefetched slots since then */
+	u64 reads[N2L_NR_MEDIA];	/* foreground reads completed since then */
+	u64 read_us[N2L_NR_MEDIA];	/* their latencies, summed */
+	u32 reads_inflight[N2L_NR_MEDIA];	/* foreground reads now */
+};
+
 struct n2l_prefetch_type {
 	struct n2l_policy_type base;
 
@@ -124,12 +142,21 @@ struct n2l_prefetch_type {
 
 	/*
 	 * Up to @n candidates to move, best first, into @victims; returns
-	 * how many. Selecting does not remove a slot: the engine reports
-	 * what became of it. A slot the engine could not move is reported
-	 * with on_write(..., N2L_NETRAM) again, so that it does not come
-	 * back at once.
+	 * how many. Selecting does not remove a slot: the engine takes the
+	 * ones it moves out with on_free() at once, so that the next
+	 * selection names others while they move. A slot the engine could
+	 * not move is reported with on_write(..., N2L_NETRAM) again, so that
+	 * it does not come back at once.
 	 */
 	u32 (*select)(struct n2l_prefetch *p, n2l_slot_t *victims, u32 n);
+
+	/*
+	 * Optional. How many slots this activation of the engine moves, from
+	 * what it measured: a policy that decides when and how many itself.
+	 * Without it, the engine's amount knobs decide (v->knob_amount).
+	 * The engine moves no more than Network RAM holds.
+	 */
+	u64 (*plan)(struct n2l_prefetch *p, const struct n2l_pf_view *v);
 };
 
 struct n2l_prefetch {

@@ -60,9 +60,10 @@ static void open_spy(struct sim_model *m, u32 nr_slots)
 }
 
 /*
- * 600 slots to move: the engine asks 256, 256, 88, then once more and
- * hears nothing. Each slot is written once and moved once (on_free);
- * reads are told; a free of mapped slots is told, of unmapped ones not.
+ * 600 slots to move: the engine asks 256, 256, 88, and stops there with
+ * its target moved. Each slot is written once and leaves the policy once
+ * (on_free, when it is selected); reads are told; a free of mapped slots
+ * is told, of unmapped ones not.
  */
 TEST(engine_asks_in_batches_and_tells_every_event)
 {
@@ -74,8 +75,10 @@ TEST(engine_asks_in_batches_and_tells_every_event)
 	sim_mig_tick(&m);
 	CHECK_EQ(m.c.prefetched, 600);
 	CHECK_EQ(spy.most_asked, SIM_MIG_BATCH);
-	CHECK_EQ(spy.selects, 4);
+	CHECK_EQ(spy.selects, 3);
 	CHECK_EQ(spy.frees, 600);
+	CHECK_EQ(m.c.target, 600);
+	CHECK_EQ(m.c.activations, 1);
 	sim_read(&m, 590, 20);		/* 10 mapped, 10 zero reads */
 	CHECK_EQ(spy.reads, 10);
 	CHECK_EQ(m.c.reads[N2L_NONE], 10);
@@ -86,8 +89,8 @@ TEST(engine_asks_in_batches_and_tells_every_event)
 
 /*
  * A candidate that is not on Network RAM any more (the policy is out of
- * step) is not moved: the policy hears where it is, and the amount counts
- * it as asked, as mig_select() and mig_round() do.
+ * step) is not moved: the policy hears where it is, and the engine asks
+ * for another in its place, as mig_select() and mig_round() do.
  */
 TEST(engine_puts_an_out_of_step_policy_right)
 {
@@ -99,9 +102,11 @@ TEST(engine_puts_an_out_of_step_policy_right)
 	sim_remap(&m, 0, N2L_DISK, 0, false);	/* behind the policy's back */
 	sim_mig_tick(&m);
 	CHECK_EQ(spy.writes, 4 + 1);
-	CHECK_EQ(m.c.prefetched, 1);
+	CHECK_EQ(m.c.prefetched, 2);
+	CHECK_EQ(m.c.target, 2);
 	CHECK_EQ(m.map[0].medium, N2L_DISK);
 	CHECK_EQ(m.map[1].medium, N2L_FLASH);
-	CHECK_EQ(m.map[2].medium, N2L_NETRAM);
+	CHECK_EQ(m.map[2].medium, N2L_FLASH);
+	CHECK_EQ(m.map[3].medium, N2L_NETRAM);
 	sim_model_exit(&m);
 }

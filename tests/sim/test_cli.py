@@ -14,7 +14,7 @@ import pytest
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SIM = os.environ.get("N2L_SIM", os.path.join(ROOT, "build/sim-san/n2l-sim"))
 SIM_OPT = os.environ.get("N2L_SIM_OPT", os.path.join(ROOT, "build/n2l-sim"))
-POLICIES = ["lrs", "mrs", "none", "random", "rr"]
+POLICIES = ["auto", "lrs", "mrs", "none", "random", "rr"]
 MEDIA = ["netram", "flash", "disk"]
 
 
@@ -306,8 +306,25 @@ def test_flash_capacity_bounds_what_is_prefetched(tmp_path):
         j = sim_json(path, "--flash-slots", str(flash), "--amount-mode", "fixed",
                      "--amount", "100")
         for name, r in j["policies"].items():
-            assert r["prefetched"] == (0 if name == "none" else min(flash, 200)), name
+            # auto makes room only when Network RAM runs short: here it never does
+            assert r["prefetched"] == (0 if name in ("none", "auto") else min(flash, 200)), name
             assert r["held"]["flash"] == r["prefetched"]
+
+
+def test_auto_makes_room_only_when_network_ram_runs_short(tmp_path):
+    """300 slots written 10 ms apart, the first 20 read at the end. With
+    100 slots of Network RAM, full from the first run on, auto moves what
+    the amount knobs ask (10% of 100 swap-outs a run, two runs), oldest
+    first: those that are read. With room for every slot of the device
+    (300; its 4 runs of headroom would be 400), it moves nothing."""
+    events = [slots("write", 1.0 + i / 100, i, 1) for i in range(300)] + \
+        [slots("read", 3.995, 0, 20)]
+    path = write_trace(tmp_path, events)
+    short = sim_json(path, "--netram-slots", "100", "--policy", "auto")["policies"]["auto"]
+    assert (short["prefetched"], short["prefetch_hits"]) == (20, 20), short
+    assert (short["prefetch_target"], short["prefetch_activations"]) == (20, 2), short
+    roomy = sim_json(path, "--netram-slots", "300", "--policy", "auto")["policies"]["auto"]
+    assert roomy["prefetched"] == 0 and roomy["prefetch_target"] == 0, roomy
 
 
 # ----------------------------------------------------------------------

@@ -137,6 +137,119 @@ TEST(prefetch_none_never_selects)
 }
 
 /*----------------------------------------------------------------*/
+/* auto: its plan from hand-made measures, and the ends it selects from. */
+
+/* A device of 1000 slots, 500 on Network RAM with 10 free, plenty of Flash. */
+static struct n2l_pf_view auto_view(void)
+{
+	struct n2l_pf_view v = {
+		.swapouts = 100, .knob_amount = 10, .slots = 1000,
+		.held = { [N2L_NETRAM] = 500 },
+		.free = { [N2L_NETRAM] = 10, [N2L_FLASH] = 5000 },
+	};
+
+	return v;
+}
+
+/* Mean read latencies over 100 reads each, and reads in flight. */
+static void auto_reads(struct n2l_pf_view *v, u64 net_us, u64 flash_us,
+		       u32 qnet, u32 qflash)
+{
+	v->reads[N2L_NETRAM] = v->reads[N2L_FLASH] = 100;
+	v->read_us[N2L_NETRAM] = 100 * net_us;
+	v->read_us[N2L_FLASH] = 100 * flash_us;
+	v->reads_inflight[N2L_NETRAM] = qnet;
+	v->reads_inflight[N2L_FLASH] = qflash;
+}
+
+static struct n2l_prefetch *auto_with_slots(void)
+{
+	struct n2l_prefetch *p = mk(&n2l_prefetch_auto, NSLOTS);
+	u32 i;
+
+	for (i = 0; i < 40; i++)
+		write_to(p, i, N2L_NETRAM);
+	return p;
+}
+
+TEST(prefetch_auto_makes_room_oldest_first_when_network_ram_runs_short)
+{
+	struct n2l_prefetch *p = auto_with_slots();
+	struct n2l_pf_view v = auto_view();
+	u32 got[NSLOTS];
+
+	/* 4 runs of 100 swap-outs wanted free, 10 are: the knobs' 10 move */
+	CHECK_EQ(p->type->plan(p, &v), 10);
+	CHECK_EQ(pick(p, got, 4), 4);
+	CHECK(got[0] == 0 && got[3] == 3);
+	/* what did not move is made up for from the oldest end too */
+	CHECK_EQ(pick(p, got, 20), 6);
+	CHECK_EQ(pick(p, got, 1), 1);
+	CHECK_EQ(got[0], 0);
+	/* room for 4 runs: nothing moves */
+	v.free[N2L_NETRAM] = 400;
+	CHECK_EQ(p->type->plan(p, &v), 0);
+	/* nor with room for every slot Network RAM does not hold yet */
+	v.free[N2L_NETRAM] = 10;
+	v.held[N2L_NETRAM] = 995;
+	CHECK_EQ(p->type->plan(p, &v), 0);
+	p->type->destroy(p);
+}
+
+TEST(prefetch_auto_moves_fewer_when_what_it_moved_is_read_back_from_slower_flash)
+{
+	struct n2l_prefetch *p = auto_with_slots();
+	struct n2l_pf_view v = auto_view();
+
+	v.knob_amount = 40;
+	v.prefetched = 10;
+	v.prefetch_reads = 30;		/* 3000 per mille: running average 1500 */
+	auto_reads(&v, 200, 300, 0, 0);
+	CHECK_EQ(p->type->plan(p, &v), 20);
+	auto_reads(&v, 300, 200, 0, 0);	/* Flash the faster: room, and speed */
+	CHECK_EQ(p->type->plan(p, &v), 80);
+	p->type->destroy(p);
+}
+
+TEST(prefetch_auto_spreads_reads_newest_first_when_flash_is_faster)
+{
+	struct n2l_prefetch *p = auto_with_slots();
+	struct n2l_pf_view v = auto_view();
+	u32 got[NSLOTS];
+
+	v.free[N2L_NETRAM] = 900;	/* no room to make */
+	auto_reads(&v, 220, 200, 8, 1);
+	CHECK_EQ(p->type->plan(p, &v), 0);	/* within 10%: no faster */
+	auto_reads(&v, 230, 200, 8, 1);
+	CHECK_EQ(p->type->plan(p, &v), 10);
+	CHECK_EQ(pick(p, got, 3), 3);
+	CHECK(got[0] == 39 && got[2] == 37);
+	auto_reads(&v, 400, 200, 2, 3);		/* Flash's queue the deeper */
+	CHECK_EQ(p->type->plan(p, &v), 0);
+	/* no Flash reads to compare with: a probe while Network RAM queues */
+	auto_reads(&v, 400, 0, 4, 0);
+	v.reads[N2L_FLASH] = 0;
+	v.knob_amount = 1000;
+	CHECK_EQ(p->type->plan(p, &v), 64);
+	v.reads_inflight[N2L_NETRAM] = 3;
+	CHECK_EQ(p->type->plan(p, &v), 0);
+	p->type->destroy(p);
+}
+
+TEST(prefetch_auto_plans_no_more_than_half_the_free_flash)
+{
+	struct n2l_prefetch *p = auto_with_slots();
+	struct n2l_pf_view v = auto_view();
+
+	auto_reads(&v, 400, 200, 8, 0);
+	v.free[N2L_FLASH] = 14;
+	CHECK_EQ(p->type->plan(p, &v), 7);
+	v.free[N2L_FLASH] = 0;
+	CHECK_EQ(p->type->plan(p, &v), 0);
+	p->type->destroy(p);
+}
+
+/*----------------------------------------------------------------*/
 
 /* The reference: which slots are candidates, and when each became one. */
 struct model {
@@ -184,7 +297,9 @@ static bool model_rank_ok(const struct model *m, u32 slot, u32 k, bool oldest)
 static void check_selection(struct n2l_prefetch *p, const struct model *m,
 			    u32 n)
 {
-	bool lrs = p->type == &n2l_prefetch_lrs, mrs = p->type == &n2l_prefetch_mrs;
+	/* auto with no plan made takes the oldest, as lrs */
+	bool lrs = p->type == &n2l_prefetch_lrs || p->type == &n2l_prefetch_auto;
+	bool mrs = p->type == &n2l_prefetch_mrs;
 	u32 v[NSLOTS], i, got = pick(p, v, n), seen[NSLOTS] = { 0 };
 	u32 want = min(n, model_count(m));
 
@@ -203,7 +318,7 @@ TEST(prefetch_every_policy_matches_the_model)
 {
 	struct n2l_prefetch_type *types[] = {
 		&n2l_prefetch_none, &n2l_prefetch_rr, &n2l_prefetch_random,
-		&n2l_prefetch_lrs, &n2l_prefetch_mrs,
+		&n2l_prefetch_lrs, &n2l_prefetch_mrs, &n2l_prefetch_auto,
 	};
 	unsigned int t, step;
 

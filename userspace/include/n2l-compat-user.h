@@ -36,6 +36,11 @@ typedef int64_t s64;
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define container_of(p, t, m)	((t *)((char *)(p) - offsetof(t, m)))
 
+static inline u64 div64_u64(u64 a, u64 b)
+{
+	return a / b;
+}
+
 #define n2l_zalloc(size)	calloc(1, (size))
 #define n2l_free(p)		free(p)
 

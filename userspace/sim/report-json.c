@@ -90,6 +90,9 @@ static void json_policy(FILE *f, const struct sim_result *r)
 	json_media(f, "writes", r->c.writes);
 	fprintf(f, ",\"nospc_writes\":%llu,\"migration_runs\":%llu",
 		(unsigned long long)r->c.nospc, (unsigned long long)r->c.ticks);
+	fprintf(f, ",\"prefetch_target\":%llu,\"prefetch_activations\":%llu",
+		(unsigned long long)r->c.target,
+		(unsigned long long)r->c.activations);
 	for_each_medium(m)
 		held[m] = r->held[m];
 	json_media(f, "held", held);

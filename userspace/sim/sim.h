@@ -117,6 +117,8 @@ struct sim_counts {
 	u64 prefetched;			/* slots moved by the engine */
 	u64 hits;			/* first reads of prefetched slots */
 	u64 ticks;			/* engine runs that had swap-outs */
+	u64 target;			/* slots the engine's runs set out to move */
+	u64 activations;		/* engine runs that had slots to move */
 };
 
 struct sim_result {
@@ -142,6 +144,7 @@ struct sim_model {
 	u32 held[N2L_NR_MEDIA];
 	u32 next_copy;
 	u64 swapouts;			/* slots written since the last tick */
+	u64 seen_prefetched, seen_hits;	/* at the last tick, for plan() */
 	struct sim_knobs knobs;
 	struct n2l_placement *place;
 	struct n2l_prefetch *pf;
