@@ -7,7 +7,9 @@ without prefetching, and the read/prefetch ratio of each policy.
 
     report.py RUN_DIR      (writes RUN_DIR/report.md and RUN_DIR/*.png)
 
-A run of the sweep (sweep.py) gets sweep_report's report instead.
+A run of the sweep (sweep.py) gets sweep_report's report instead. Every
+comparison is a paired estimate with its 95% confidence interval
+(stats.py).
 """
 import json
 import os
@@ -16,6 +18,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import profiles  # noqa: E402
 import results  # noqa: E402
+import stats  # noqa: E402
 
 # The original paper's figures (12 nodes, 1 GbE, Intel X25-M): runtimes in
 # seconds of its "Nswap2L (to NW RAM only)", which is our `nswap`, of
@@ -24,6 +27,11 @@ PAPER_RUNTIMES = {"wl1": (443.0, 574.2, 1547.4), "wl2": (591.6, 883.1, 17754.8),
                   "wl4": (578.9, 978.4, 17881.2), "radix": (110.7, 147.4, 255.5),
                   "is": (94.4, 107.6, 224.4), "hpl": (536.1, 598.7, 815.3)}
 PAPER_PARALLELISM = {"radix": (5.4, 13.7), "hpl": (5.2, 13.1)}  # without, with
+# How the reports call a comparison (stats.py).
+VERDICT_RULE = ("Called faster or slower only where the interval excludes 1, "
+                "no difference only where the whole interval lies within "
+                f"±{stats.EQUIVALENCE:.0%}, inconclusive otherwise (too few pairs "
+                "under two).")
 PREFETCHING = ("n2l-rr", "n2l-random", "n2l-lrs", "n2l-mrs")
 BEST_N2L = ("n2l-none",) + PREFETCHING
 WORKLOAD_NAMES = {"wl1": "WL1", "wl2": "WL2", "wl4": "WL4", "radix": "Radix",
@@ -75,20 +83,27 @@ COMPARISONS = (("flash", "disk"), ("nswap", "flash"), ("n2l-none", "nswap"),
     (("nswap", "nbd"),)
 
 
+def of_workload(workload):
+    """stats' where(): the runs of one workload."""
+    return lambda cell: cell["workload"] == workload
+
+
 def differences_table(run):
-    """Paired per-run ratios of each comparison, and whether they call a
-    difference (results.difference())."""
+    """Each comparison per workload: the paired runs' ratios, their
+    estimate with its 95% interval and the verdict (stats.py)."""
     cells, rows = run["cells"], []
     for label, w, key in rows_of(run):
         for a, b in COMPARISONS:
             if a not in run["configs"] or b not in run["configs"]:
                 continue
-            verdict, mean, ratios = results.difference(cells, a, b, w, key)
-            if verdict is None:
+            est = stats.compare(cells, a, b, key, where=of_workload(w))
+            if est is None:
                 continue
+            ratios = [x / y for x, y in stats.pairs(cells, a, b, key, where=of_workload(w))]
             rows.append([label, f"{a} / {b}", " ".join(f"{r:.3f}" for r in ratios),
-                         f"{mean:.3f}", verdict])
-    return table(["workload", "time ratio", "per run", "mean", "verdict"], rows)
+                         str(est), est.verdict()])
+    return table(["workload", "time ratio", "per pair", "estimate [95% CI]", "verdict"],
+                 rows)
 
 
 CPU_KEYS = (("cpu_workload_s", "its cgroup"), ("cpu_servers_s", "servers"),
@@ -338,10 +353,9 @@ def report_md(run, plots):
     lines += ["", "## Against the paper", ""] + paper_table(run)
     lines += ["", "## Differences", "",
               "Each run of a configuration over the run of the same rep (same "
-              "seed, same boot) of the one it is set against. A difference is "
-              "called only where every ratio lies on one side of 1 and their "
-              "mean is further from 1 than twice the larger spread "
-              "((slowest - fastest) / mean) of the two cells.", ""]
+              "seed, same boot) of the one it is set against: the estimate is "
+              "the geometric mean of those ratios with its 95% confidence "
+              "interval (Student's t on the mean log ratio). " + VERDICT_RULE, ""]
     lines += differences_table(run)
     lines += ["", "## Degree of read parallelism", "",
               "At issue / over time. At issue: mean reads in flight on all media "
