@@ -11,12 +11,14 @@ CSV_FIELDS = ("config", "workload", "rep", "seq", "status", "seconds", "wall_sec
               "reason", "footprint_mb", "limit_mb", "passes", "procs", "seed", "checksum",
               "read_parallelism", "read_parallelism_time", "read_prefetch_ratio",
               "prefetched", "prefetch_hits", "prefetch_reads", "read_prefetch_ratio_all",
-              "netram_reads", "flash_reads", "disk_reads", "device_reads",
+              "prefetch_target", "prefetch_activations",
+              "netram_reads", "flash_reads", "disk_reads", "device_reads", "read_slots",
+              "netram_mb",
               "swap_out_mb", "swap_in_mb", "major_faults", "memory_peak_mb",
               "memory_high_events", "memory_max_events", "oom_kills",
               "cpu_workload_s", "cpu_servers_s", "cpu_kworkers_s",
               "cpu_nswap2l_threads_s", "cpu_softirq_s", "cpu_busy_s",
-              "net_delay_us", "flash_lat_us")
+              "net_delay_us", "flash_lat_us", "flash_speed", "boot")
 
 
 class ResultLineError(ValueError):
