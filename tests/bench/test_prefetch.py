@@ -82,6 +82,41 @@ def experiment_seed(seed):
     return prefetch.experiment(profiles.get("prefetch", seed=seed))
 
 
+def calibration(speed, netram_us, flash_us, passed=True):
+    return {"flash_speed": speed, "flash_keys": {"read_lat_us": flash_us},
+            "gate": {"passed": passed},
+            "media": {"netram": {"randread 4k qd1": {"measured": netram_us}},
+                      "flash": {"randread 4k qd1": {"measured": flash_us}}}}
+
+
+def test_reps_take_the_calibrations_of_their_own_boots_and_check_them(tmp_path, monkeypatch):
+    p = prefetch.experiment(profiles.get("prefetch"))
+    paths = []
+    for speed, flash in (("paper", 216.0), ("fast", 167.0)):
+        path = tmp_path / f"{speed}.json"
+        path.write_text(json.dumps({"profile": "prefetch", "flash_speed": speed,
+                                    "calibration": calibration(speed, 200.0, flash)}))
+        paths.append(str(path))
+    calibs = prefetch.load_calibrations(paths, p)
+    assert set(calibs) == {"paper", "fast"} and calibs["fast"]["source"] == paths[1]
+    with pytest.raises(SystemExit, match="no calibration for Flash speed fast"):
+        prefetch.load_calibrations(paths[:1], p)
+    with pytest.raises(SystemExit, match="calibrated profile 'prefetch'"):
+        prefetch.load_calibrations(paths, prefetch.experiment(profiles.get("prefetch-smoke")))
+    (tmp_path / "bad.json").write_text(json.dumps({
+        "profile": "prefetch", "flash_speed": "fast",
+        "calibration": calibration("fast", 200.0, 167.0, passed=False)}))
+    monkeypatch.setenv("N2L_ICOUNT", "1")
+    with pytest.raises(SystemExit, match="failed its gate"):
+        prefetch.load_calibrations([paths[0], str(tmp_path / "bad.json")], p)
+    # this boot's reads against the calibration's, within 15%
+    check = prefetch.judge({"netram": 229.0, "flash paper": 216.0, "flash fast": 200.0},
+                           calibs, "paper")
+    assert check["netram"] == {"calibrated": 200.0, "measured": 229.0, "off": None}
+    assert check["flash paper"]["off"] is None
+    assert "target 167.0 us +-15%" in check["flash fast"]["off"]
+
+
 def test_flash_speeds_are_what_the_calibration_sets_flash_from():
     assert profiles.flash_ratio("paper") == profiles.FLASH_RATIO
     fast = profiles.flash_ratio("fast")

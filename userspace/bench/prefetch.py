@@ -221,10 +221,17 @@ def check_calibrations(profile, calibs):
             got[f"flash {speed}"] = read_us(f.path)
         finally:
             f.remove()
+    return judge(got, calibs, profile.flash_speeds[0])
+
+
+def judge(got, calibs, first):
+    """{what: {"calibrated", "measured", "off"}} of this boot's reads
+    (got: {"netram" or "flash <speed>": us}) against the calibrations'
+    (Network RAM's from the first speed's)."""
     check = {}
     for what, us in got.items():
         medium, _, speed = what.partition(" ")
-        ref = calibs[speed or profile.flash_speeds[0]]["media"][medium][CHECK_NAME]["measured"]
+        ref = calibs[speed or first]["media"][medium][CHECK_NAME]["measured"]
         check[what] = {"calibrated": ref, "measured": us,
                        "off": profiles.off_target(us, {"us": ref})}
     return check
