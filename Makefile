@@ -10,6 +10,7 @@
 # make bench            the workloads on every configuration, quick (results/)
 # make bench-full       the same, the whole matrix at full size (results/)
 # make bench-sweep      when prefetching to Flash pays: link delay x Flash latency (results/)
+# make bench-prefetch   whether and when prefetching pays: none, lrs, mrs, auto, paired, with CIs (results/)
 #
 # The module is built for KVER (userspace/kver: default the newest 6.1,
 # Debian 12's kernel, with headers installed), not for the running kernel.
@@ -28,7 +29,7 @@ PORTABLE_HDR := $(wildcard dm-nswap2l/*.h policies/*.h userspace/include/*.h)
 TOOLS := build/tools/n2l-pattern build/tools/n2l-race
 
 .PHONY: all setup module modules media tools unit lint vm-test check deb demo bench-overhead bench-netram \
-	bench bench-full bench-sweep bench-unit tools-unit packages-test clean
+	bench bench-full bench-sweep bench-prefetch bench-unit tools-unit packages-test clean
 
 all: module tools
 
@@ -116,6 +117,10 @@ bench-full: setup
 bench-sweep: setup
 	$(MAKE) --no-print-directory module media nswapd workloads
 	userspace/bench/run sweep
+
+bench-prefetch: setup
+	$(MAKE) --no-print-directory module media nswapd workloads
+	userspace/bench/run prefetch
 
 # The runner's parsing and report, on the host
 bench-unit:

@@ -137,13 +137,19 @@ def test_guests_are_named_by_their_units():
         report.report_md(run, [])
 
 
-def test_differences_are_called_from_paired_runs_only():
+def test_differences_are_paired_estimates_with_intervals():
     md = report.report_md(synthetic_run(), [])
-    # lrs 2.0, 2.2 against none 2.5, 2.7: 0.800 0.815, both below 1 by more
-    # than twice the larger spread (0.2 / 2.6 = 7.7%)
-    assert "| WL1 | n2l-lrs / n2l-none | 0.800 0.815 | 0.807 | faster |" in md
+    # lrs 2.0, 2.2 against none 2.5, 2.7: 0.800 0.815, log mean -0.213969,
+    # half width 12.706 x 0.009175 = 0.116577 (test_stats.py)
+    assert "| WL1 | n2l-lrs / n2l-none | 0.800 0.815 | 0.807 [0.719–0.907] | faster |" in md
+    # none against nswap on radix: 5.0/6.0, 5.2/6.2, logs -0.182322,
+    # -0.175891: mean -0.179107 (0.836), se 0.003216, half 12.706 x that =
+    # 0.040857 -> [0.803, 0.871]
+    assert "| Radix | n2l-none / nswap | 0.833 0.839 | 0.836 [0.803–0.871] | faster |" in md
     # flash against disk on radix: 12.0/120.0, 12.2/120.2, rep 2 is wrong
-    assert "| Radix | flash / disk | 0.100 0.101 | 0.101 | faster |" in md
+    assert "| Radix | flash / disk | 0.100 0.101 |" in md
+    assert "max–min" not in md and "twice the larger spread" not in md
+    assert "only where the whole interval lies within ±1%" in md
 
 
 def test_cpu_memory_and_every_run_are_reported():

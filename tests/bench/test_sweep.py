@@ -109,17 +109,24 @@ def synthetic_sweep():
 
 def test_report_tables_and_the_answer():
     md = sweep_report.report_md(synthetic_sweep(), [])
-    # delay 100, Flash 80: nswap 20.0, flash 8.0, none 20.0, rr and lrs 15.0
+    # delay 100, Flash 80: nswap 20.0, flash 8.0, none 20.0, rr and lrs 15.0;
+    # pairs 15/20 and 15.02/20.02, logs -0.287682, -0.287349: se 0.000167,
+    # half 12.706 x that = 0.002117 around 0.750 -> [0.7485, 0.7517]
     assert "| 100 | 80 | 20.01 (20.00–20.02) | 8.01 (8.00–8.02) | 20.01 (20.00–20.02) | " \
-        "15.01 (15.00–15.02) | 15.01 (15.00–15.02) | 0.750 faster | 0.750 faster |" in md
+        "15.01 (15.00–15.02) | 15.01 (15.00–15.02) | 0.750 [0.749–0.752] faster | " \
+        "0.750 [0.749–0.752] faster |" in md
     # delay 25: none 20.0 against 24.0: slower
     assert "| 25 | 160 | 5.01 (5.00–5.02) | 16.01 (16.00–16.02) | 20.01 (20.00–20.02) | " \
         "24.01 (24.00–24.02) |" in md
     assert "| 50 | 80 | 10.01 (10.00–10.02) | 8.01 (8.00–8.02) | 20.01 (20.00–20.02) | " \
-        "20.01 (20.00–20.02) | 20.01 (20.00–20.02) | 1.000 no difference |" in md
+        "20.01 (20.00–20.02) | 20.01 (20.00–20.02) | 1.000 [1.000–1.000] no difference |" \
+        in md
     assert "runs of one cell differ" not in md
-    assert "- Radix, n2l-lrs: faster than n2l-none at 100/80, 100/160; slower at 25/80, " \
-        "25/160 (delay/latency, us)" in md
+    # pooled: 4 pairs at 1.2, 4 at 1, 4 at 0.75: exp((4 ln 1.2 + 4 ln 0.75) / 12)
+    # = 0.966, an interval that takes in 1
+    assert "- Radix: n2l-lrs / n2l-none 0.966 [0.849–1.098] inconclusive (12 pairs), " \
+        "pooled over every point; at a point alone faster at 100/80, 100/160, slower " \
+        "at 25/80, 25/160 (delay/latency, us)" in md
     assert "| Network RAM, 25 us each way | 150.0 |" in md
     assert "| 16 | 8.00 | 4.00 | 5.00 | 8.00 | 4.00 | 5.00 |" in md
 
@@ -128,7 +135,7 @@ def test_one_run_a_point_calls_nothing():
     run = synthetic_sweep()
     run["cells"] = [c for c in run["cells"] if c["rep"] == 0]
     md = sweep_report.report_md(run, [])
-    assert "0.750 too few runs" in md and "faster than n2l-none at no point" in md
+    assert "0.750 [—] too few pairs" in md and "faster at none, slower at none" in md
 
 
 def test_csv_has_the_point_and_keeps_the_workload_procs():
@@ -156,7 +163,7 @@ def test_guests_merge_and_report_with_plots(tmp_path):
     proc = subprocess.run([sys.executable, REPORT, str(out)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     md = (out / "report.md").read_text()
-    assert md.startswith("# Nswap2L sweep") and "0.750 faster" in md
+    assert md.startswith("# Nswap2L sweep") and "0.750 [0.749–0.752] faster" in md
     if "sweep-latency.png" in proc.stdout:
         assert (out / "sweep-latency.png").stat().st_size > 0
         assert (out / "sweep-parallelism.png").stat().st_size > 0

@@ -59,6 +59,15 @@ def test_smoke_profile_runs_every_config_and_reports():
         assert c["seconds"] > 0 and c["swap_out_mb"] > 0, c
         if c["config"].startswith("n2l-") and c["config"] != "n2l-none":
             assert "prefetched" in c, c
+        if c["config"].startswith("n2l-"):
+            # the engine's effort: counters from a module that has them,
+            # None from one that has not; the slots read, Network RAM
+            assert {"prefetch_target", "prefetch_activations"} <= set(c), c
+            assert c["read_slots"] > 0 and c["netram_mb"] >= 8, c
+        if c["config"] in ("n2l-rr", "n2l-random", "n2l-lrs", "n2l-mrs"):
+            # smoke does not apply the pilot gate: its runs are flagged
+            assert c["pilot"]["stop"] == [] and c["pilot"]["flag"], c
+        assert c["boot"] == cells[0]["boot"], c
         assert_accounted(c)
     assert any(c["prefetched"] > 0 for c in cells if c["config"] == "n2l-lrs")
     # one seed: every configuration computed the same result
@@ -70,3 +79,4 @@ def test_smoke_profile_runs_every_config_and_reports():
     assert p.returncode == 0, p.stderr
     md = open(f"{OUT}/report.md").read()
     assert "## Speedup over disk swap" in md and "no good run" not in md
+    assert "## Pilot gate" in md and "flagged" in md and "estimate [95% CI]" in md

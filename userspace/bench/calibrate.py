@@ -118,7 +118,7 @@ def media(profile, runtime=1):
                                                 keys={"read_lat_us": 0, "write_lat_us": 0}),
                                   runtime)
     calib["flash_zero_model"] = zero_us
-    calib["flash_keys"] = profiles.flash_keys(netram, zero_us)
+    calib["flash_keys"] = profiles.flash_keys(netram, zero_us, profile.flash_speed)
     if "flash" in used:
         f = configs.flash(profile, REGION_MB, "calib-flash", keys=calib["flash_keys"])
         record(calib, "flash", measure_then_remove(f, runtime), netram, profile)

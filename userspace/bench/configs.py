@@ -4,9 +4,9 @@ emulated media (n2llab) and torn down after it. Runs in the guest."""
 import n2llab
 import profiles
 from n2llab import sh
-from nswap2l import table_line
+from nswap2l import MEDIA, SLOT_BYTES, table_line
 
-SERVERS = 2            # page servers, behind the one link
+SERVERS = profiles.SERVERS
 SWAP_PRIORITY = 100
 
 
@@ -49,8 +49,7 @@ def remove_parts(parts):
 
 def media_used(profile):
     """The media the profile's configurations use, NBD's link as "nbd"."""
-    used = {m for name, _, media, _ in profiles.CONFIGS if name in profile.configs
-            for m in media}
+    used = {m for name in profile.configs for m in profiles.config(name).media}
     if "nbd" in profile.configs:
         used.add("nbd")
     return used
@@ -61,10 +60,13 @@ class SwapTarget:
     it anew before each workload, stats() reads its counters, teardown()
     undoes everything."""
 
-    def __init__(self, profile, config):
+    def __init__(self, profile, config, workloads=()):
         self.profile, self.config = profile, config
-        _, self.label, self.media, self.prefetch = \
-            next(c for c in profiles.CONFIGS if c[0] == config)
+        self.cfg = profiles.config(config)
+        self.label, self.media, self.prefetch = self.cfg.label, self.cfg.media, \
+            self.cfg.prefetch
+        # the workloads that will swap on it, one after the other
+        self.workloads = tuple(workloads) or tuple(profile.workloads)
         self.parts = []        # what to remove, in reverse order
         self.device = None     # the nswap2l device, if any
         self.path = None
@@ -73,9 +75,18 @@ class SwapTarget:
         self.parts.append(part)
         return part
 
-    def _servers(self, total_mb):
+    def _servers(self, mb_each):
         link = self._keep(network(self.profile))
-        return [self._keep(srv) for srv in page_servers(link, max(4, total_mb // SERVERS))]
+        return [self._keep(srv) for srv in page_servers(link, mb_each)]
+
+    def _mb_each(self, total_mb):
+        """What each server donates: n2l-<policy> and Nswap at least 4 MiB
+        (as ever: Nswap2L's Network RAM is then 8 MiB at quick's limit,
+        not netram_share of it, which the report states); a share of the
+        footprint as close to it as whole MiB on each server allow."""
+        if self.cfg.netram is None or self.cfg.netram == "all":
+            return max(4, total_mb // SERVERS)
+        return max(1, -(-total_mb // SERVERS))
 
     def _flash(self, mb):
         return self._keep(flash(self.profile, mb, "bench-flash"))
@@ -87,10 +98,8 @@ class SwapTarget:
         """Nswap2L: Network RAM for part of what swaps, Flash and disk for
         the rest; Nswap and the single-medium configurations: one medium
         holding it all."""
-        hybrid = len(self.media) > 1
-        netram_mb = round(self.profile.limit_mb * self.profile.netram_share) \
-            if hybrid else swap_mb
-        servers = self._servers(netram_mb) if "netram" in self.media else []
+        netram_mb = self.profile.netram_mb(self.cfg, self.workloads)
+        servers = self._servers(self._mb_each(netram_mb)) if netram_mb else []
         flash = self._flash(swap_mb) if "flash" in self.media else None
         disk = self._disk(swap_mb) if "disk" in self.media else None
         args = self.profile.prefetch_args if self.prefetch not in (None, "none") else ()
@@ -138,19 +147,29 @@ class SwapTarget:
         """Counters of the nswap2l device, if this configuration has one."""
         if not self.device:
             return {}
-        st = self.device.status()
-        out = {k: st[k] for k in ("read_parallelism", "read_prefetch_ratio",
-                                  "prefetched", "prefetch_hits", "prefetch_reads",
-                                  "read_prefetch_ratio_all")}
-        for m in ("netram", "flash", "disk"):
-            out[f"{m}_reads"] = st[m]["reads"]
-        return out
+        return device_stats(self.device.status())
 
     def teardown(self):
         if self.path:
             n2llab.run(f"swapoff {self.path}", timeout=3600)
         remove_parts(self.parts)
         self.parts, self.device, self.path = [], None, None
+
+
+def device_stats(st):
+    """What a run records of an nswap2l device's status: its prefetching
+    (prefetch_target and prefetch_activations None from a module that
+    reports neither), its reads per medium, the slots read in all, and
+    its Network RAM in MiB."""
+    out = {k: st[k] for k in ("read_parallelism", "read_prefetch_ratio",
+                              "prefetched", "prefetch_hits", "prefetch_reads",
+                              "read_prefetch_ratio_all", "prefetch_target",
+                              "prefetch_activations")}
+    for m in MEDIA:
+        out[f"{m}_reads"] = st[m]["reads"]
+    out["read_slots"] = sum(st[m]["read_sectors"] for m in MEDIA) // st["slot_sectors"]
+    out["netram_mb"] = round(st["netram"]["capacity"] * SLOT_BYTES / (1 << 20), 1)
+    return out
 
 
 class ZramReset:

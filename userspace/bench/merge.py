@@ -32,7 +32,7 @@ def merge_runs(runs):
     configs = {}
     for r in runs:
         configs.update(r["configs"])
-    order = {c: i for i, c in enumerate(profiles.CONFIG_NAMES)}
+    order = {c[0]: i for i, c in enumerate(profiles.CONFIGS)}
     configs = dict(sorted(configs.items(), key=lambda kv: order.get(kv[0], len(order))))
     mine = {w for r in runs for w in r["workloads"]}
     workloads = [w for w in profiles.WORKLOADS if w in mine] + \
@@ -53,6 +53,19 @@ def merge_runs(runs):
     merged = {"benchmark": runs[0]["benchmark"], "date": min(r["date"] for r in runs),
               "environment": env, "configs": configs, "workloads": workloads,
               "cells": cells}
+    # The prefetch experiment's points, the same in every guest; a guest
+    # the pilot gate stopped says where.
+    if any("points" in r for r in runs):
+        merged["points"] = next(r["points"] for r in runs if "points" in r)
+    # ... its calibrations, one per Flash speed for every guest, and each
+    # guest's check of them in its own boot.
+    if any("calibrations" in r for r in runs):
+        merged["calibrations"] = next(r["calibrations"] for r in runs if "calibrations" in r)
+        for g, r in zip(env["guests"], runs):
+            g["calibration_check"] = r.get("calibration_check")
+    stopped = [r["pilot_gate"] for r in runs if r.get("pilot_gate")]
+    if stopped:
+        merged["pilot_gate"] = stopped[0]
     # A sweep's media at its points: each guest measured its own.
     if any("point_media" in r for r in runs):
         merged["point_media"] = runs[0].get("point_media")

@@ -25,8 +25,27 @@ PAPER = {
     "disk_seek_max_us": 6200,  # full stroke
     "disk_rpm": 7200,
 }
+# Page servers of every configuration with Network RAM, behind one link.
+SERVERS = 2
 # Flash's time over Network RAM's, per direction (the paper's table).
 FLASH_RATIO = {"read": round(23.5 / 21.7, 2), "write": round(32.7 / 20.2, 2)}
+# Profile.flash_speed: how fast the calibration makes Flash against the
+# Network RAM it measures, as Flash's time over Network RAM's per
+# direction, for latency and bandwidth alike. "paper": the paper's
+# device table (FLASH_RATIO); "fast": Flash 20% faster than Network RAM
+# both ways (1.2 times its speed: its time / 1.2), a device the paper
+# did not have, where prefetching moves slots to the faster medium.
+FLASH_SPEEDS = {"paper": FLASH_RATIO,
+                "fast": {"read": round(1 / 1.2, 3), "write": round(1 / 1.2, 3)}}
+
+
+def flash_ratio(speed):
+    """{"read": x, "write": y}: Flash's time over Network RAM's at a
+    Profile.flash_speed."""
+    try:
+        return FLASH_SPEEDS[speed]
+    except KeyError:
+        raise ValueError(f"unknown flash_speed {speed!r}: {', '.join(FLASH_SPEEDS)}")
 # The disk: random 4 KiB at most 200 a second, sequential at least 50
 # times as many.
 DISK_MAX_RANDOM_IOPS = 200
@@ -63,13 +82,13 @@ def case_name(rw, pattern, qd):
     return f"{'rand' if pattern == 'rand' else ''}{rw} 4k qd{qd}"
 
 
-def flash_keys(netram, zero):
-    """n2lmedia flash keys that put Flash at the paper's ratios to the
-    Network RAM measured (netram), given what a model of no delay costs
-    in this guest (zero)."""
+def flash_keys(netram, zero, speed="paper"):
+    """n2lmedia flash keys that put Flash at speed's ratios (the paper's
+    by default) to the Network RAM measured (netram), given what a model
+    of no delay costs in this guest (zero)."""
     keys = {}
     for rw in ("read", "write"):
-        ratio = FLASH_RATIO[rw]
+        ratio = flash_ratio(speed)[rw]
         stream_us = netram[f"rand{rw} 4k qd32"] * ratio
         mbps = max(1, round(4096 / stream_us))           # bytes per us
         qd1_us = netram[f"rand{rw} 4k qd1"] * ratio
@@ -93,8 +112,9 @@ def targets(medium, netram, profile):
     """{case: target} of a medium (off_target()); {} for a medium
     measured only (Network RAM, the reference, and NBD, a comparator)."""
     if medium == "flash":
+        ratio = flash_ratio(profile.flash_speed)
         return {name: {"min_us" if name in STREAMS else "us":
-                       round(us * FLASH_RATIO[rw_of(name)], 1)}
+                       round(us * ratio[rw_of(name)], 1)}
                 for name, us in netram.items() if us}
     if medium == "disk":
         rand = profile.disk_random_us()
@@ -125,7 +145,12 @@ def rw_of(name):
 
 WORKLOADS = ("wl1", "wl2", "wl4", "radix", "is", "hpl")
 
-# (name, what a reader calls it, media, prefetch policy)
+# (name, what a reader calls it, media, prefetch policy). The Nswap2L
+# configurations n2l-<policy> give Network RAM Profile.netram_share of the
+# memory limit (at least 4 MiB a server): less than the workloads swap,
+# so that Flash holds the rest from the start. netram-only is Nswap2L
+# with Flash and disk present and Network RAM holding all the swap: the
+# paper's "Nswap2L (to NW RAM only)" column.
 CONFIGS = (
     ("disk", "disk swap", ("disk",), None),
     ("flash", "Flash swap", ("flash",), None),
@@ -135,10 +160,69 @@ CONFIGS = (
     ("n2l-random", "Nswap2L, prefetch Random", ("netram", "flash", "disk"), "random"),
     ("n2l-lrs", "Nswap2L, prefetch LRS", ("netram", "flash", "disk"), "lrs"),
     ("n2l-mrs", "Nswap2L, prefetch MRS", ("netram", "flash", "disk"), "mrs"),
+    ("netram-only", "Nswap2L to Network RAM only (Flash and disk present, Network RAM "
+     "holds all the swap)", ("netram", "flash", "disk"), "none"),
     ("nbd", "swap over NBD (nbdkit memory)", (), None),
     ("zram", "zram", (), None),
 )
-CONFIG_NAMES = tuple(c[0] for c in CONFIGS)
+CONFIG_NAMES = tuple(c[0] for c in CONFIGS if c[0] != "netram-only")
+N2L_MEDIA = ("netram", "flash", "disk")
+# Network RAM of each named configuration: "all" (the whole swap), a
+# share of the footprint, or None (n2l-<policy>: Profile.netram_share of
+# the limit, see above).
+NETRAM_OF = {"nswap": "all", "netram-only": "all"}
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    label: str
+    media: tuple
+    prefetch: str              # None: not Nswap2L's
+    netram: object = None      # "all", a share of the footprint (0-1), or None
+
+    def netram_text(self):
+        """What a reader is told of its Network RAM."""
+        if self.netram == "all":
+            return "Network RAM holds all the swap"
+        if self.netram is not None:
+            return f"Network RAM {self.netram:.0%} of the workload's footprint"
+        return "Network RAM netram_share of the memory limit, at least 4 MiB a server"
+
+
+def share_name(netram):
+    return "all" if netram == "all" else f"{round(netram * 100)}"
+
+
+def n2l_config(policy, netram):
+    """Nswap2L with a prefetch policy and Network RAM netram ("all" or a
+    share of the footprint, 0 to 1), named n2l-<policy>@<all|percent>."""
+    return f"n2l-{policy}@{share_name(netram)}"
+
+
+def config(name):
+    """The Config of a name: one of CONFIGS, or n2l-<policy>@all or
+    n2l-<policy>@<percent> (n2l_config()), any policy name the module
+    may know; ValueError otherwise."""
+    for c in CONFIGS:
+        if c[0] == name:
+            return Config(*c, netram=NETRAM_OF.get(name, "all" if len(c[2]) == 1 else None))
+    head, at, share = name.partition("@")
+    policy = head[len("n2l-"):] if head.startswith("n2l-") else ""
+    if at and policy and (share == "all" or share.isdigit() and 0 < int(share) <= 100):
+        netram = "all" if share == "all" else int(share) / 100
+        label = (f"Nswap2L, prefetch {policy}, "
+                 f"{Config(name, '', (), policy, netram).netram_text()}")
+        return Config(name, label, N2L_MEDIA, policy, netram)
+    raise ValueError(f"unknown configuration {name!r}: one of {', '.join(c[0] for c in CONFIGS)}"
+                     " or n2l-<policy>@<all|percent of the footprint>")
+
+
+# The workloads' own footprints, times the limit, where a profile sets
+# none (the defaults of userspace/workloads/*.c and hpl).
+DEFAULT_FOOTPRINT = {"wl1": 1.75, "wl2": 1.75, "wl4": 2.0, "radix": 1.5, "is": 1.5,
+                     "hpl": 1.5}
+
 
 # How much host time a workload's cells take, relative to WL1's, to share
 # the runs out between guests. From the cells of results/full-20261123-0213
@@ -204,6 +288,20 @@ class Profile:
     flash_keys: dict = field(default_factory=dict)  # set by the calibration
     units: tuple = ()          # (workload, rep) this guest runs; () for all
     net_delay_us: int = None   # the link's delay each way; None: the paper's, scaled
+    # Flash against Network RAM: a FLASH_SPEEDS key ("paper", "fast"), which
+    # the calibration sets the Flash model and its targets from.
+    flash_speed: str = "paper"
+    # The pilot gate (pilot.py): True stops the run at the first run of a
+    # fixed prefetch policy that fails it; False only flags such runs.
+    pilot_gate: bool = False
+    # The prefetch experiment (prefetch.py): its prefetch policies (a name
+    # the module does not know stops it before any run), Flash speeds (a
+    # boot each), Network RAM ("all" or shares of the footprint) and
+    # points, (workload, processes or None).
+    prefetch_policies: tuple = ("none", "rr", "random", "lrs", "mrs")
+    flash_speeds: tuple = ("paper",)
+    netram_shares: tuple = ("all",)
+    points: tuple = ()
 
     def runs(self, workload, rep):
         return workload in self.workloads and rep < self.reps and (
@@ -239,6 +337,23 @@ class Profile:
         m = self.media()
         seek = m["disk_seek_min_us"] + (m["disk_seek_max_us"] - m["disk_seek_min_us"]) * 8 / 15
         return round(seek + 30e6 / m["disk_rpm"] + 4096 / m["disk_mbps"], 1)
+
+    def footprint_mb(self, workload):
+        """The memory a workload allocates, MiB: at most this is swapped."""
+        factor = self.footprints.get(workload, DEFAULT_FOOTPRINT.get(workload, 2.0))
+        return factor * self.limit(workload)
+
+    def netram_mb(self, cfg, workloads):
+        """Network RAM a configuration's device gets, in all, for these
+        workloads (which share it one after the other); None: no
+        Network RAM. A share of the footprint is of the largest."""
+        if "netram" not in cfg.media:
+            return None
+        if cfg.netram == "all":
+            return self.swap_mb()
+        if cfg.netram is None:
+            return round(self.limit_mb * self.netram_share)
+        return max(1, round(cfg.netram * max(self.footprint_mb(w) for w in workloads)))
 
     def procs_of(self, workload):
         """How many processes a workload runs; None for WL1 and WL2, which
@@ -308,6 +423,32 @@ PROFILES = {
                      configs=("flash", "nswap", "n2l-none", "n2l-rr", "n2l-lrs"),
                      passes={"wl4": 1}, procs=2, limits={"hpl": 16},
                      footprints={"hpl": 0.5}),
+    # make bench-prefetch (prefetch.py): whether and when prefetching pays.
+    # Radix at 2 and 8 processes and WL2, on Nswap2L whose Network RAM
+    # holds all the swap, without prefetching and with LRS, MRS and auto,
+    # Flash at the paper's ratio and 20% faster than Network RAM, 6 reps,
+    # a boot each; quick's limit. Sized for 50 prefetch activations or
+    # more (an activation needs swap-outs since the last): an interval of
+    # 50 ms, and runs of about 5 guest seconds. One pass of Radix at 2
+    # processes took 2.5 s (2.34 s sorting), one of WL2 1.5 s (0.63 s
+    # timed) on Nswap2L at the paper's Flash, instruction-counted
+    # (prefetch-smoke): Radix 2 passes, about 5 s and 100 intervals; WL2
+    # 4, about 3.4 s and 68. The pilot gate applies.
+    "prefetch": Profile("prefetch", scale=1.0, limit_mb=8, reps=6,
+                        workloads=("radix", "wl2"), passes={"radix": 2, "wl2": 4},
+                        procs=2, prefetch_args=("interval_ms", "50", "percent", "10"),
+                        pilot_gate=True, prefetch_policies=("none", "lrs", "mrs", "auto"),
+                        flash_speeds=("paper", "fast"), netram_shares=("all",),
+                        points=(("radix", 2), ("radix", 8), ("wl2", None))),
+    # Its smallest form, which proves the plumbing: one rep, one pass,
+    # Radix at 2 processes and WL2, the gate only flagging.
+    "prefetch-smoke": Profile("prefetch-smoke", scale=1.0, limit_mb=8, reps=1,
+                              workloads=("radix", "wl2"), passes={"radix": 1, "wl2": 1},
+                              procs=2, prefetch_args=("interval_ms", "50", "percent", "10"),
+                              pilot_gate=False,
+                              prefetch_policies=("none", "lrs", "mrs", "auto"),
+                              flash_speeds=("paper", "fast"), netram_shares=("all",),
+                              points=(("radix", 2), ("wl2", None))),
     # make bench-full: the paper's scale (SCALE_FLOOR: each run off the
     # disk swaps in 256 MiB or more over 10 s or more), three runs a cell,
     # WL4, Radix and IS on 8 processes, HPL on 4 with a matrix 1.5 times
@@ -317,6 +458,7 @@ PROFILES = {
     # It takes hours under emulation here (about 3 host minutes a WL1 run
     # at this size): a machine with KVM runs it.
     "full": Profile("full", scale=1.0, limit_mb=12, reps=3,
+                    configs=CONFIG_NAMES + ("netram-only",), pilot_gate=True,
                     passes={"wl1": 12, "wl2": 25, "wl4": 24, "radix": 4, "is": 11},
                     procs=8, hpl_procs=4, limits={"hpl": 48}, footprints={"hpl": 1.5}),
 }

@@ -7,15 +7,19 @@ without prefetching, and the read/prefetch ratio of each policy.
 
     report.py RUN_DIR      (writes RUN_DIR/report.md and RUN_DIR/*.png)
 
-A run of the sweep (sweep.py) gets sweep_report's report instead.
+A run of the sweep (sweep.py) gets sweep_report's report instead, one of
+the prefetch experiment (prefetch.py) prefetch_report's. Every comparison
+is a paired estimate with its 95% confidence interval (stats.py).
 """
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pilot  # noqa: E402
 import profiles  # noqa: E402
 import results  # noqa: E402
+import stats  # noqa: E402
 
 # The original paper's figures (12 nodes, 1 GbE, Intel X25-M): runtimes in
 # seconds of its "Nswap2L (to NW RAM only)", which is our `nswap`, of
@@ -24,6 +28,17 @@ PAPER_RUNTIMES = {"wl1": (443.0, 574.2, 1547.4), "wl2": (591.6, 883.1, 17754.8),
                   "wl4": (578.9, 978.4, 17881.2), "radix": (110.7, 147.4, 255.5),
                   "is": (94.4, 107.6, 224.4), "hpl": (536.1, 598.7, 815.3)}
 PAPER_PARALLELISM = {"radix": (5.4, 13.7), "hpl": (5.2, 13.1)}  # without, with
+# How the reports call a comparison (stats.py).
+VERDICT_RULE = ("Called faster or slower only where the interval excludes 1, "
+                "no difference only where the whole interval lies within "
+                f"±{stats.EQUIVALENCE:.0%}, inconclusive otherwise (too few pairs "
+                "under two).")
+PILOT_RULE = (f"A run of a fixed prefetch policy ({', '.join(pilot.FIXED)}) whose engine "
+              f"moved under {pilot.MOVED_FLOOR:.0%} of the slots its policy asked for, or "
+              f"that was activated fewer than {pilot.ACTIVATIONS_FLOOR} times, stops a "
+              "run whose profile applies the gate and is flagged otherwise; a "
+              "prefetching run whose prefetched slots served under "
+              f"{pilot.SERVED_FLOOR:.0%} of the slots read is flagged (pilot.py).")
 PREFETCHING = ("n2l-rr", "n2l-random", "n2l-lrs", "n2l-mrs")
 BEST_N2L = ("n2l-none",) + PREFETCHING
 WORKLOAD_NAMES = {"wl1": "WL1", "wl2": "WL2", "wl4": "WL4", "radix": "Radix",
@@ -75,20 +90,27 @@ COMPARISONS = (("flash", "disk"), ("nswap", "flash"), ("n2l-none", "nswap"),
     (("nswap", "nbd"),)
 
 
+def of_workload(workload):
+    """stats' where(): the runs of one workload."""
+    return lambda cell: cell["workload"] == workload
+
+
 def differences_table(run):
-    """Paired per-run ratios of each comparison, and whether they call a
-    difference (results.difference())."""
+    """Each comparison per workload: the paired runs' ratios, their
+    estimate with its 95% interval and the verdict (stats.py)."""
     cells, rows = run["cells"], []
     for label, w, key in rows_of(run):
         for a, b in COMPARISONS:
             if a not in run["configs"] or b not in run["configs"]:
                 continue
-            verdict, mean, ratios = results.difference(cells, a, b, w, key)
-            if verdict is None:
+            est = stats.compare(cells, a, b, key, where=of_workload(w))
+            if est is None:
                 continue
+            ratios = [x / y for x, y in stats.pairs(cells, a, b, key, where=of_workload(w))]
             rows.append([label, f"{a} / {b}", " ".join(f"{r:.3f}" for r in ratios),
-                         f"{mean:.3f}", verdict])
-    return table(["workload", "time ratio", "per run", "mean", "verdict"], rows)
+                         str(est), est.verdict()])
+    return table(["workload", "time ratio", "per pair", "estimate [95% CI]", "verdict"],
+                 rows)
 
 
 CPU_KEYS = (("cpu_workload_s", "its cgroup"), ("cpu_servers_s", "servers"),
@@ -170,18 +192,48 @@ def speedup_table(run):
 
 def paper_table(run):
     """Speedups over disk against the paper's: its "Nswap2L (to NW RAM
-    only)" column is our Network-RAM-only `nswap`."""
+    only)" column is our `netram-only` where the run has it (Nswap2L,
+    Flash and disk present, Network RAM holding all the swap), else the
+    Network-RAM-only `nswap`."""
     cells, rows = run["cells"], []
+    ours_col = "netram-only" if "netram-only" in run["configs"] else "nswap"
     for w in run["workloads"]:
         paper = PAPER_RUNTIMES.get(w)
         if not paper:
             continue
-        ours = [results.speedup(cells, c, w) for c in ("nswap", "flash")]
+        ours = [results.speedup(cells, c, w) for c in (ours_col, "flash")]
         rows.append([WORKLOAD_NAMES.get(w, w), fmt(ours[0], 1, "x"),
                      fmt(paper[2] / paper[0], 1, "x"), fmt(ours[1], 1, "x"),
                      fmt(paper[2] / paper[1], 1, "x")])
-    return table(["workload", "nswap", "paper Nswap2L (to NW RAM only)", "flash",
+    return table(["workload", ours_col, "paper Nswap2L (to NW RAM only)", "flash",
                   "paper Flash"], rows)
+
+
+def netram_table(run, where=lambda c: True):
+    """Network RAM as each Nswap2L configuration had it, per workload
+    (medians): its MiB (the servers' capacity, from the device's status),
+    the workload's footprint, the one's share of the other, and the share
+    of the slots read that Network RAM served."""
+    cells = [c for c in run["cells"] if c["status"] == "ok" and where(c)
+             and c.get("netram_mb") is not None and c.get("read_slots") is not None]
+    rows = []
+    for w in run["workloads"]:
+        for cfg in run["configs"]:
+            mine = [c for c in cells if c["workload"] == w and c["config"] == cfg]
+            if not mine or not profiles.config(cfg).prefetch:
+                continue
+            mb = results.median_or_none([c["netram_mb"] for c in mine])
+            foot = results.median_or_none([float(c.get("footprint_mb") or 0) for c in mine])
+            served = results.median_or_none(
+                [c["netram_reads"] / max(1, sum(c[f"{m}_reads"] for m in
+                                                ("netram", "flash", "disk")))
+                 for c in mine])
+            rows.append([WORKLOAD_NAMES.get(w, w), cfg, profiles.config(cfg).netram_text(),
+                         fmt(mb, 1), fmt(foot, 1),
+                         fmt(100 * mb / foot if foot else None, 0, "%"),
+                         fmt(None if served is None else 100 * served, 0, "%")])
+    return table(["workload", "config", "sized as", "Network RAM MiB", "footprint MiB",
+                  "Network RAM / footprint", "reads from Network RAM"], rows)
 
 
 def two_medians(cells, config, workload, key1, key2, digits):
@@ -230,9 +282,9 @@ def environment_lines(run, cells_of_a_matrix=True):
                  f"{prof.get('procs')} processes/threads")
     lines.append(f"- Nswap2L: placement netram-first, prefetch "
                  f"{' '.join(prof.get('prefetch_args') or ())} (amount_mode swapouts: a "
-                 "percentage of the slots swapped out since the last activation), Network "
-                 f"RAM sized to {prof.get('netram_share')} of the memory limit (half the "
-                 "overflow of a workload at twice its limit), Flash and disk holding the rest")
+                 "percentage of the slots swapped out since the last activation); "
+                 f"n2l-<policy>: Network RAM {n2l_netram_text(prof)}; Flash and disk "
+                 "hold the rest")
     if cells_of_a_matrix:
         lines += [f"- {runs_done(run)}", f"- {runs_agree(run)}"]
     lines.append(f"- media as set: {json.dumps(env.get('media'))}")
@@ -266,6 +318,18 @@ def environment_lines(run, cells_of_a_matrix=True):
                          "(every cell finished before is kept; the consoles of the "
                          "boots that died are console-died-*.log in its build/vm directory)")
     return lines
+
+
+def n2l_netram_text(prof):
+    """What Network RAM the n2l-<policy> configurations of a profile had
+    (configs.SwapTarget: 4 MiB a server at least, whatever the share)."""
+    share, limit = prof.get("netram_share"), prof.get("limit_mb")
+    if share is None or limit is None:
+        return "as the profile set it"
+    asked = round(limit * share)
+    given = profiles.SERVERS * max(4, asked // profiles.SERVERS)
+    return (f"{given} MiB in all ({prof.get('netram_share')} of the {limit} MiB limit "
+            f"is {asked} MiB, at least 4 MiB a server)")
 
 
 def calibration_table(run):
@@ -338,11 +402,19 @@ def report_md(run, plots):
     lines += ["", "## Against the paper", ""] + paper_table(run)
     lines += ["", "## Differences", "",
               "Each run of a configuration over the run of the same rep (same "
-              "seed, same boot) of the one it is set against. A difference is "
-              "called only where every ratio lies on one side of 1 and their "
-              "mean is further from 1 than twice the larger spread "
-              "((slowest - fastest) / mean) of the two cells.", ""]
+              "seed, same boot) of the one it is set against: the estimate is "
+              "the geometric mean of those ratios with its 95% confidence "
+              "interval (Student's t on the mean log ratio). " + VERDICT_RULE, ""]
     lines += differences_table(run)
+    lines += ["", "## Network RAM", "",
+              "What Nswap2L's Network RAM was against what each workload allocates "
+              "(medians of the runs that recorded it), and the share of the reads "
+              "(requests) it served.", ""] + netram_table(run)
+    lines += ["", "## Pilot gate", "", PILOT_RULE, ""] + (
+        pilot.lines(run["cells"]) or ["- no run stopped or flagged"])
+    if run.get("pilot_gate"):
+        lines += ["", f"**The run stopped at {run['pilot_gate']['stopped_at']}: "
+                  f"{'; '.join(run['pilot_gate']['why'])}.**"]
     lines += ["", "## Degree of read parallelism", "",
               "At issue / over time. At issue: mean reads in flight on all media "
               "when a read is issued, itself included (nswap2l's counter, as the "
@@ -437,6 +509,8 @@ def main():
     kind = sys.modules[__name__]
     if run.get("benchmark") == "nswap2l sweep":
         import sweep_report as kind
+    elif run.get("benchmark") == "nswap2l prefetch":
+        import prefetch_report as kind
     plots = kind.plot(run, out_dir)
     with open(os.path.join(out_dir, "report.md"), "w") as f:
         f.write(kind.report_md(run, plots))

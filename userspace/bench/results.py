@@ -11,12 +11,14 @@ CSV_FIELDS = ("config", "workload", "rep", "seq", "status", "seconds", "wall_sec
               "reason", "footprint_mb", "limit_mb", "passes", "procs", "seed", "checksum",
               "read_parallelism", "read_parallelism_time", "read_prefetch_ratio",
               "prefetched", "prefetch_hits", "prefetch_reads", "read_prefetch_ratio_all",
-              "netram_reads", "flash_reads", "disk_reads", "device_reads",
+              "prefetch_target", "prefetch_activations",
+              "netram_reads", "flash_reads", "disk_reads", "device_reads", "read_slots",
+              "netram_mb",
               "swap_out_mb", "swap_in_mb", "major_faults", "memory_peak_mb",
               "memory_high_events", "memory_max_events", "oom_kills",
               "cpu_workload_s", "cpu_servers_s", "cpu_kworkers_s",
               "cpu_nswap2l_threads_s", "cpu_softirq_s", "cpu_busy_s",
-              "net_delay_us", "flash_lat_us")
+              "net_delay_us", "flash_lat_us", "flash_speed", "boot")
 
 
 class ResultLineError(ValueError):
@@ -141,48 +143,6 @@ def mean_min_max(cells, config, workload, key="seconds"):
     """(mean, min, max) over a cell's good runs, or None."""
     v = ok_values(cells, config, workload, key)
     return (statistics.fmean(v), min(v), max(v)) if v else None
-
-
-def relative_spread(cells, config, workload, key="seconds"):
-    """(slowest - fastest) / mean of a cell's good runs; 0 with one run."""
-    got = mean_min_max(cells, config, workload, key)
-    return (got[2] - got[1]) / got[0] if got and got[0] > 0 else 0.0
-
-
-def paired_ratios(cells, config, baseline, workload, key="seconds"):
-    """config's time over baseline's, rep by rep, where both runs of a
-    rep are good: same seed, same boot, so a pair differs by the
-    configuration and the noise alone."""
-    def by_rep(c):
-        return {x["rep"]: x[key] for x in cells if x["config"] == c and
-                x["workload"] == workload and x["status"] == "ok" and x.get(key)}
-    mine, base = by_rep(config), by_rep(baseline)
-    return [mine[r] / base[r] for r in sorted(mine) if r in base and base[r] > 0]
-
-
-MIN_PAIRS = 2
-
-
-def difference(cells, config, baseline, workload, key="seconds"):
-    """Whether config differs from baseline on a workload: only where every
-    paired ratio lies on one side of 1 and their mean is further from 1
-    than twice the larger same-seed spread of the two cells. Returns
-    (verdict, mean ratio, ratios); verdict 'faster', 'slower', 'no
-    difference', 'too few runs' (fewer than MIN_PAIRS pairs), or None
-    without a pair."""
-    ratios = paired_ratios(cells, config, baseline, workload, key)
-    if not ratios:
-        return None, None, ratios
-    mean = statistics.fmean(ratios)
-    if len(ratios) < MIN_PAIRS:         # no spread to weigh them against
-        return "too few runs", mean, ratios
-    noise = 2 * max(relative_spread(cells, config, workload, key),
-                    relative_spread(cells, baseline, workload, key))
-    if all(r < 1 for r in ratios) and 1 - mean > noise:
-        return "faster", mean, ratios
-    if all(r > 1 for r in ratios) and mean - 1 > noise:
-        return "slower", mean, ratios
-    return "no difference", mean, ratios
 
 
 def checksum_disagreements(cells):

@@ -26,6 +26,7 @@ import calibrate  # noqa: E402
 import configs  # noqa: E402
 import n2lbench  # noqa: E402
 import n2llab  # noqa: E402
+import pilot  # noqa: E402
 import profiles  # noqa: E402
 import results  # noqa: E402
 import stage  # noqa: E402
@@ -117,7 +118,7 @@ def run_cell(profile, target, workload, rep, timeout, staged):
 
 def run_block(profile, config, workloads, rep, timeout, report, staged):
     """The workloads of one configuration, on one device made for them."""
-    target = configs.SwapTarget(profile, config)
+    target = configs.SwapTarget(profile, config, workloads)
     try:
         target.setup()
         setup_error = None
@@ -136,11 +137,14 @@ def run_block(profile, config, workloads, rep, timeout, report, staged):
 
 
 class Progress:
-    """Prints where the run is, keeps the cells and saves them after each."""
+    """Prints where the run is, keeps the cells and saves them after each,
+    and puts each to the pilot gate (pilot.py), which stops the run by
+    raising pilot.Stop where gate is True."""
 
-    def __init__(self, total, out_dir, run, cells=()):
+    def __init__(self, total, out_dir, run, cells=(), gate=False):
         self.total, self.begin, self.cells = total, time.monotonic(), list(cells)
-        self.out_dir, self.run = out_dir, run
+        self.out_dir, self.run, self.gate = out_dir, run, gate
+        self.boot = boot_id()
         self.first = len(self.cells)     # done before this boot: not timed here
         self.log = open(os.path.join(out_dir, "progress.log"), "a" if cells else "w")
 
@@ -161,11 +165,34 @@ class Progress:
     def done(self, cell):
         cell["cell_seconds"] = round(time.monotonic() - self.cell_began, 2)
         cell["seq"] = len(self.cells)       # where in this guest's run order
+        cell["boot"] = self.boot            # pairs are made within one boot
+        stop = pilot.check(cell, self.gate)
         shown = f"{cell['seconds']:.2f} s" if cell["status"] == "ok" else \
             f"{cell['status'].upper()}: {cell['reason']}"
         self.say(f"    -> {shown} (the cell took {cell['cell_seconds']:.1f} s)")
+        for line in pilot.lines([cell]):
+            self.say(f"    pilot gate: {line[2:]}")
         self.cells.append(cell)
+        if stop:
+            self.run["pilot_gate"] = {"stopped_at": pilot.where(cell), "why": stop}
         save(self.out_dir, self.run, self.cells)
+        if stop:
+            raise pilot.Stop(f"{pilot.where(cell)}: {'; '.join(stop)}")
+
+
+def boot_id():
+    """This boot's id: the runs of one boot, and only they, pair."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def stopped_by_gate(progress, e):
+    """The run's end when the pilot gate stopped it: exit status 4."""
+    progress.say(f"== pilot gate: the run stops at {e}")
+    return 4
 
 
 def environment(profile, calib):
@@ -227,6 +254,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per run")
     ap.add_argument("--resume", action="store_true",
                     help="go on with the run in --out, if there is one")
+    ap.add_argument("--no-pilot-gate", action="store_true",
+                    help="flag what the pilot gate would stop at, and go on")
     ap.add_argument("--calibrate-only", action="store_true",
                     help="calibrate the media, write calibration.json, run nothing")
     a = ap.parse_args()
@@ -264,17 +293,21 @@ def main():
             return 0
         run = {"benchmark": "nswap2l workloads", "date": n2lbench.now(),
                "environment": environment(profile, calib),
-               "configs": {c[0]: c[1] for c in profiles.CONFIGS if c[0] in profile.configs},
+               "configs": {c: profiles.config(c).label for c in profile.configs},
                "workloads": list(profile.workloads),
                "units": profiles.format_units(profile.units), "cells": []}
     staged = stage_workloads(profile)
     print(f"== staged in tmpfs: {', '.join(sorted(staged.names)) or 'none'}", flush=True)
     run["environment"]["staged_in_tmpfs"] = sorted(staged.names)
     profile = replace(profile, flash_keys=run["environment"]["calibration"]["flash_keys"])
-    progress = Progress(len(profile.cells()), a.out, run, run["cells"])
+    progress = Progress(len(profile.cells()), a.out, run, run["cells"],
+                        gate=profile.pilot_gate and not a.no_pilot_gate)
     done = {(c["config"], c["workload"], c["rep"]) for c in run["cells"]}
-    for rep, config, workloads in profile.blocks(done):
-        run_block(profile, config, workloads, rep, a.timeout, progress, staged)
+    try:
+        for rep, config, workloads in profile.blocks(done):
+            run_block(profile, config, workloads, rep, a.timeout, progress, staged)
+    except pilot.Stop as e:
+        return stopped_by_gate(progress, e)
     bad = results.bad_runs(progress.cells)
     progress.say(f"== {len(progress.cells) - len(bad)} runs ok, {len(bad)} failed or wrong")
     return 1 if bad else 0

@@ -5,7 +5,9 @@ paid (each policy against Nswap2L without prefetching, on the same media
 at the same point), and WL4's read parallelism against its processes.
 report.py calls it for a run of the sweep."""
 import results
-from report import environment_lines, fmt, fmt_mean_range, pyplot, rows_of, save, table
+import stats
+from report import (VERDICT_RULE, environment_lines, fmt, fmt_mean_range, of_workload,
+                    pyplot, rows_of, save, table)
 from sweep import LATENCY_CONFIGS, PARALLELISM_CONFIGS
 
 NO_PREFETCH = "n2l-none"
@@ -34,8 +36,8 @@ def latency_rows(cells, workload, key):
             row = [delay, lat] + [fmt_mean_range(results.mean_min_max(here, c, workload, key))
                                   for c in LATENCY_CONFIGS]
             for c in PREFETCHING:
-                verdict, mean, _ = results.difference(here, c, NO_PREFETCH, workload, key)
-                row.append("—" if mean is None else f"{mean:.3f} {verdict}")
+                est = stats.compare(here, c, NO_PREFETCH, key, where=of_workload(workload))
+                row.append("—" if est is None else f"{est} {est.verdict()}")
             rows.append(row)
     return rows
 
@@ -57,25 +59,25 @@ def latency_lines(run):
 
 
 def answer_lines(run):
-    """Where prefetching paid: the points at which a policy was called
-    faster than no prefetching."""
+    """Whether prefetching paid: each policy against no prefetching,
+    pooled over every point (the same question at each: does it pay on
+    this workload), and the points at which it was called faster or
+    slower on its own."""
     cells, lines = run["cells"], []
     for label, w, key in latency_tables(run):
         for c in PREFETCHING:
-            paid, lost = [], []
+            pooled = stats.compare(cells, c, NO_PREFETCH, key, where=of_workload(w))
+            calls = {"faster": [], "slower": []}
             for delay in axis(cells, "net_delay_us"):
                 for lat in axis(cells, "flash_lat_us"):
-                    verdict, _, _ = results.difference(cells_at(cells, w, delay, lat),
-                                                       c, NO_PREFETCH, w, key)
-                    point = f"{delay}/{lat}"
-                    if verdict == "faster":
-                        paid.append(point)
-                    elif verdict == "slower":
-                        lost.append(point)
-            lines.append(f"- {label}, {c}: faster than {NO_PREFETCH} at "
-                         f"{', '.join(paid) or 'no point'}; slower at "
-                         f"{', '.join(lost) or 'no point'} (delay/latency, us); "
-                         "no difference called elsewhere")
+                    est = stats.compare(cells_at(cells, w, delay, lat), c, NO_PREFETCH,
+                                        key, where=of_workload(w))
+                    if est and est.verdict() in calls:
+                        calls[est.verdict()].append(f"{delay}/{lat}")
+            lines.append(f"- {label}: {stats.line(c, NO_PREFETCH, pooled)}, pooled over "
+                         f"every point; at a point alone faster at "
+                         f"{', '.join(calls['faster']) or 'none'}, slower at "
+                         f"{', '.join(calls['slower']) or 'none'} (delay/latency, us)")
     return lines
 
 
@@ -108,10 +110,11 @@ def report_md(run, plots):
              "(writes 1.5 times that, the paper's ratio; bandwidth as calibrated). "
              "nswap runs at each delay, flash at each latency, Nswap2L at each "
              f"pair. Prefetching pays where a policy beats {NO_PREFETCH} (the same "
-             "Network RAM, Flash and disk, nothing moved): it is called faster or "
-             "slower only where every paired run agrees and the mean is further "
-             "from 1 than twice the spread (results.difference); with one run a "
-             "point, no call.",
+             "Network RAM, Flash and disk, nothing moved). Each policy over "
+             f"{NO_PREFETCH}: the geometric mean of the ratios of runs paired by "
+             "point, rep and seed within one boot, with its 95% confidence "
+             "interval (Student's t on the mean log ratio), at each point and "
+             "pooled over the points. " + VERDICT_RULE,
              "", "## What the media took at each point", ""] + point_media_lines(run)
     lines += ["", "## Runtime against the Network RAM delay and Flash latency"]
     lines += latency_lines(run)

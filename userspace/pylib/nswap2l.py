@@ -7,6 +7,9 @@ COUNTERS = ("nospc", "discarded", "zero_reads", "dropped")
 NETRAM_COUNTERS = ("lost", "failed_reads", "slow_writes", "slow_reads",
                    "moved_pages", "returned_pages", "replicas", "underreplicated",
                    "rereplicated", "auth_failures")
+# The engine's effort, last in the status line: what the prefetch policy
+# asked for, and how often it was asked.
+PREFETCH_EFFORT = ("prefetch_target", "prefetch_activations")
 
 
 def table_line(sectors, flash="-", disk="-", features=(), servers=(),
@@ -77,9 +80,12 @@ def parse_status(line):
     # original Nswap2L's read/prefetch ratio: those per slot prefetched.
     st["prefetch_reads"], st["read_prefetch_ratio_all"] = int(w[i]), float(w[i + 1])
     i += 2
-    # What the engine's runs set out to move, and how many runs moved.
-    st["prefetch_target"], st["prefetch_activations"] = int(w[i]), int(w[i + 1])
-    i += 2
+    # Added later still: the slots the prefetch policy asked for, summed
+    # over its activations, and those activations. A module before them
+    # reports neither: None, not an error.
+    st["prefetch_target"] = st["prefetch_activations"] = None
+    if len(w) - i >= len(PREFETCH_EFFORT):
+        i = _counters(st, w, i, PREFETCH_EFFORT)
     if i != len(w):
         raise ValueError(f"{len(w) - i} fields left over: {line}")
     return st
