@@ -34,7 +34,7 @@ about as much host time as a unit's runs. Without --calibration a unit
 calibrates every speed itself.
 
 Before anything is measured every policy is tried on a small device: a
-policy the module does not know (`auto` before the engine has it) stops
+policy the module does not know (an older module's, say) stops
 the run, saying so (exit status 5). Every run then goes to the pilot
 gate (pilot.py), which stops the run at a fixed policy's run whose
 engine moved under 80% of what its policy asked or was activated fewer
