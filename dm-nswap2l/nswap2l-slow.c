@@ -404,7 +404,8 @@ void n2l_slow_exit(struct n2l_store *s)
 /* A bio of @pages freshly allocated pages, all or nothing. */
 struct bio *n2l_alloc_buffer(u32 pages)
 {
-	struct bio *bio = bio_kmalloc(pages, GFP_KERNEL);
+	struct bio *bio = n2l_nomem(GFP_KERNEL) ? NULL :
+			  bio_kmalloc(pages, GFP_KERNEL);
 	struct page *page;
 	u32 i;
 

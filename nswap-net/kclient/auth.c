@@ -328,7 +328,7 @@ int n2l_handshake(struct n2l_nsrv *srv, struct socket *sock,
 	int r;
 
 	n2l_session_end(srv);
-	hs = kzalloc(sizeof(*hs), GFP_NOIO);
+	hs = n2l_nomem(GFP_NOIO) ? NULL : kzalloc(sizeof(*hs), GFP_NOIO);
 	if (!hs)
 		return -ENOMEM;
 	hs->hello.role = cpu_to_le32(N2L_ROLE_CLIENT);

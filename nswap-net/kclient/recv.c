@@ -218,7 +218,7 @@ static struct n2l_srvop *srvop_alloc(struct n2l_nsrv *srv, u8 op, u32 count)
 	spin_lock_irq(&srv->lock);
 	full = srv->nr_srvops >= N2L_MAX_SRVOPS;
 	spin_unlock_irq(&srv->lock);
-	if (full)
+	if (full || n2l_nomem(gfp))
 		return NULL;
 	o = kzalloc(sizeof(*o), gfp);
 	if (!o)

@@ -257,7 +257,7 @@ static void free_bounce(struct n2l_sealer *sl, struct bio *bio)
 static struct bio *alloc_bounce(struct n2l_sealer *sl, u32 count, gfp_t gfp)
 {
 	gfp_t nowait = (gfp | __GFP_NOWARN) & ~__GFP_DIRECT_RECLAIM;
-	struct bio *bio = bio_kmalloc(count, gfp);
+	struct bio *bio = n2l_nomem(gfp) ? NULL : bio_kmalloc(count, gfp);
 	bool locked = false;
 	struct page *page;
 	u32 i;
@@ -377,8 +377,10 @@ static int init_aead(struct n2l_sealer *sl, const u8 *user_key)
 	if (r)
 		return r;
 	ctx = sizeof(struct n2l_crypt_ctx) + crypto_aead_reqsize(sl->aead);
-	sl->ctxs = mempool_create_kmalloc_pool(N2L_CTX_POOL, ctx);
-	sl->bounce = mempool_create_page_pool(N2L_MAX_PAGES, 0);
+	sl->ctxs = mempool_create(N2L_CTX_POOL, n2l_pool_kmalloc, mempool_kfree,
+				  (void *)ctx);
+	sl->bounce = mempool_create(N2L_MAX_PAGES, n2l_pool_alloc_page,
+				    n2l_pool_free_page, NULL);
 	return sl->ctxs && sl->bounce ? 0 : -ENOMEM;
 }
 
@@ -391,7 +393,8 @@ int n2l_sealer_init(struct n2l_net *net, const u8 *page_key)
 		return -ENOMEM;
 	net->sealer = sl;
 	mutex_init(&sl->bounce_lock);
-	sl->seal_pages = mempool_create_page_pool(N2L_SEAL_POOL, 0);
+	sl->seal_pages = mempool_create(N2L_SEAL_POOL, n2l_pool_alloc_page,
+					n2l_pool_free_page, NULL);
 	if (!sl->seal_pages)
 		return -ENOMEM;
 	if (page_key)

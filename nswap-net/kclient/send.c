@@ -395,6 +395,8 @@ int n2l_net_claim(struct n2l_net *net, unsigned int idx,
 
 	if (WARN_ON_ONCE(!n || n > N2L_MAX_PAGES))
 		return -EINVAL;
+	if (n2l_nomem(GFP_NOIO))
+		return N2L_NET_NOMEM;
 	kvs = kmalloc_array(n, sizeof(*kvs), GFP_NOIO);
 	bitmap = kzalloc(DIV_ROUND_UP(n, 8), GFP_NOIO);
 	if (!kvs || !bitmap) {
