@@ -350,6 +350,8 @@ int n2l_netram_pick_reader(struct n2l_store *s, unsigned int g, u64 tried);
 void __n2l_netram_inval_group(struct n2l_store *s, unsigned int g,
 			      n2l_slot_t slot, u64 vers, const u8 *keep,
 			      unsigned int nkeep);
+int n2l_netram_put_sealed(struct n2l_store *s, unsigned int srv, u64 key,
+			  u32 n, u64 vers, const struct n2l_sealed *sd);
 int n2l_netram_put_sync(struct n2l_store *s, unsigned int srv, u64 key,
 			u32 n, u64 vers, struct bio *data, u32 first);
 int n2l_netram_get_sync(struct n2l_store *s, unsigned int srv, u64 key,
