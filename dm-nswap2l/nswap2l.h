@@ -437,6 +437,9 @@ void n2l_placement_name(struct n2l_target *t, char *buf, size_t len);
 int n2l_emit_prefetch(struct n2l_target *t, char *buf, size_t len);
 void n2l_prefetch_name(struct n2l_target *t, char *buf, size_t len);
 
+/* nswap2l-target.c */
+void n2l_want_stable_writes(struct dm_target *ti);
+
 /* nswap2l-sysfs.c */
 int n2l_sysfs_add(struct n2l_store *s);
 void n2l_sysfs_del(struct n2l_store *s);
