@@ -379,6 +379,7 @@ int n2l_netram_init(struct n2l_store *s, struct n2l_target *t)
 
 	nr->replicas = t->replicas;
 	nr->next_version = 1;
+	mutex_init(&nr->move_lock);
 	nr->timeout_ms = 5000;
 	nr->dead_after_ms = 30000;
 	net = n2l_net_create(&cfg);
@@ -386,6 +387,9 @@ int n2l_netram_init(struct n2l_store *s, struct n2l_target *t)
 		return PTR_ERR(net);
 	nr->net = net;
 	n2l_net_set_timeouts(net, nr->timeout_ms, nr->dead_after_ms);
+	nr->move_buf = n2l_alloc_buffer(N2L_MAX_PAGES);
+	if (!nr->move_buf)
+		return -ENOMEM;
 	return n2l_repair_init(s);
 }
 
@@ -399,4 +403,7 @@ void n2l_netram_exit(struct n2l_store *s)
 	n2l_net_destroy(s->netram.net);
 	s->netram.net = NULL;
 	n2l_repair_exit(s);
+	if (s->netram.move_buf)
+		n2l_free_buffer(s->netram.move_buf);
+	s->netram.move_buf = NULL;
 }

@@ -155,6 +155,13 @@ struct n2l_netram {
 	unsigned int timeout_ms;
 	unsigned int dead_after_ms;
 
+	/*
+	 * Where a MOVED's pages are read back from the peer, one MOVED at a
+	 * time: an event work must not wait for memory.
+	 */
+	struct mutex move_lock;
+	struct bio *move_buf;		/* N2L_MAX_PAGES pages */
+
 	/* Drains, repairs and the sweep of lost slots (nswap2l-repair.c). */
 	struct workqueue_struct *repair_wq;
 	struct delayed_work repair;
