@@ -525,6 +525,7 @@ int n2l_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	ti->num_discard_bios = 1;
 	ti->discards_supported = true;
 	ti->per_io_data_size = sizeof(struct n2l_io);
+	n2l_want_stable_writes(ti);
 	/*
 	 * Not accounts_remapped_io: Network RAM bios, zero-filled reads and
 	 * failed writes are completed here, never remapped, and must be

@@ -221,7 +221,7 @@ void n2l_netram_write(struct n2l_store *s, struct bio *bio)
 	r = n2l_net_seal(net_of(s), &io->sealed, bio, from_slot(io->slot),
 			 io->nr, io->vers, GFP_NOIO);
 	if (r) {
-		/* As if every server refused it: the slow path seals each copy. */
+		/* As if every server refused it: the slow path seals it. */
 		DMERR_LIMIT("%s: cannot seal a write: %d", dm_device_name(s->md), r);
 		for (i = 0; i < n; i++) {
 			n2l_net_unreserve(net_of(s), io->srv[i], io->nr);
@@ -283,29 +283,43 @@ static void count(struct n2l_store *s, bool write, u32 n)
 }
 
 /*
+ * PUT @n slots, @key.., sealed in @sd, as version @vers to @srv. On
+ * success the caller owes n2l_netram_settled() once their slots point at
+ * it or the copies were dropped.
+ */
+int n2l_netram_put_sealed(struct n2l_store *s, unsigned int srv, u64 key,
+			  u32 n, u64 vers, const struct n2l_sealed *sd)
+{
+	struct n2l_net_req req;
+	int r;
+
+	atomic_inc(&s->netram.unsettled[srv]);
+	n2l_net_put(&req, key, n, vers, sd);
+	count(s, true, n);
+	r = n2l_net_sync(net_of(s), srv, &req);
+	if (r)
+		n2l_netram_settled(s, srv);
+	return r;
+}
+
+/*
  * PUT slots [@first, @first + @n) of @data, which are slots @key.., as
- * version @vers to @srv. On success the caller owes n2l_netram_settled()
- * once their slots point at it or the copies were dropped.
+ * version @vers to @srv, sealed for it: as n2l_netram_put_sealed(). The
+ * caller holds no seal: one waits for the pool only with nothing of it.
  */
 int n2l_netram_put_sync(struct n2l_store *s, unsigned int srv, u64 key,
 			u32 n, u64 vers, struct bio *data, u32 first)
 {
 	struct bio *c = n2l_sub_bio(s, data, first, n);
-	struct n2l_net_req req;
 	struct n2l_sealed sd;
 	int r;
 
-	atomic_inc(&s->netram.unsettled[srv]);
 	r = n2l_net_seal(net_of(s), &sd, c, key, n, vers, GFP_NOIO);
 	if (!r) {
-		n2l_net_put(&req, key, n, vers, &sd);
-		count(s, true, n);
-		r = n2l_net_sync(net_of(s), srv, &req);
+		r = n2l_netram_put_sealed(s, srv, key, n, vers, &sd);
 		n2l_net_unseal(net_of(s), &sd);
 	}
 	bio_put(c);
-	if (r)
-		n2l_netram_settled(s, srv);
 	return r;
 }
 
@@ -365,6 +379,7 @@ int n2l_netram_init(struct n2l_store *s, struct n2l_target *t)
 
 	nr->replicas = t->replicas;
 	nr->next_version = 1;
+	mutex_init(&nr->move_lock);
 	nr->timeout_ms = 5000;
 	nr->dead_after_ms = 30000;
 	net = n2l_net_create(&cfg);
@@ -372,6 +387,9 @@ int n2l_netram_init(struct n2l_store *s, struct n2l_target *t)
 		return PTR_ERR(net);
 	nr->net = net;
 	n2l_net_set_timeouts(net, nr->timeout_ms, nr->dead_after_ms);
+	nr->move_buf = n2l_alloc_buffer(N2L_MAX_PAGES);
+	if (!nr->move_buf)
+		return -ENOMEM;
 	return n2l_repair_init(s);
 }
 
@@ -385,4 +403,7 @@ void n2l_netram_exit(struct n2l_store *s)
 	n2l_net_destroy(s->netram.net);
 	s->netram.net = NULL;
 	n2l_repair_exit(s);
+	if (s->netram.move_buf)
+		n2l_free_buffer(s->netram.move_buf);
+	s->netram.move_buf = NULL;
 }

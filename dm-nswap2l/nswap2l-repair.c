@@ -256,24 +256,28 @@ static int moved_run(struct n2l_store *s, unsigned int from, unsigned int to,
 	return err ? N2L_ST_FULL : N2L_ST_OK;
 }
 
+/*
+ * The read-back buffer is the device's: another server's MOVED may have
+ * it, for as long as its requests take (they time out), never waiting
+ * for memory or for another event.
+ */
 static int ev_moved(void *owner, unsigned int from, unsigned int to,
 		    const struct n2l_copy *copies, u32 count)
 {
 	struct n2l_store *s = owner;
-	struct bio *buf = n2l_alloc_buffer(N2L_MAX_PAGES);
+	struct bio *buf = s->netram.move_buf;
 	int status = N2L_ST_OK;
 	u32 i, n;
 	sme_t e;
 
-	if (!buf)
-		return N2L_ST_FULL;
+	mutex_lock(&s->netram.move_lock);
 	for (i = 0; i < count && status == N2L_ST_OK; i += n) {
 		spin_lock_irq(&s->lock);
 		n = run_of(s, copies, i, count, &e);
 		spin_unlock_irq(&s->lock);
 		status = moved_run(s, from, to, &copies[i], n, e, buf);
 	}
-	n2l_free_buffer(buf);
+	mutex_unlock(&s->netram.move_lock);
 	if (status == N2L_ST_OK)
 		atomic64_add(count, &s->netram.moved_pages);
 	/* A move to a server with the other copy leaves one copy fewer. */

@@ -123,10 +123,24 @@ static bool slow_write_may_wait(struct n2l_store *s, struct n2l_io *io,
 }
 
 /*
+ * The write's seal, made once: the fast path's; or, when that one could
+ * not be made, one made here without waiting for the pools, which the
+ * writes queued behind this one may hold. Never a second one.
+ */
+static bool slow_write_sealed(struct n2l_store *s, struct bio *bio,
+			      struct n2l_io *io)
+{
+	return io->sealed.seals ||
+	       !n2l_net_seal(s->netram.net, &io->sealed, bio,
+			     from_slot(io->slot), io->nr, io->vers,
+			     GFP_NOWAIT | __GFP_NOWARN);
+}
+
+/*
  * The servers that stored the write keep their copies; the others are let
- * go, and as many servers with room as it takes replace them, waiting for
- * room when there is none yet. The write lands if at least one server
- * holds it; false if none does.
+ * go, and as many servers with room as it takes replace them, sent the
+ * same seal, waiting for room when there is none yet. The write lands if
+ * at least one server holds it; false if none does.
  */
 static bool slow_write_netram(struct n2l_store *s, struct bio *bio,
 			      struct n2l_io *io)
@@ -136,6 +150,7 @@ static bool slow_write_netram(struct n2l_store *s, struct bio *bio,
 	u8 keep[N2L_MAX_REPLICAS], cand;
 	unsigned long give_up;
 	u64 avoid = 0;
+	bool sealed;
 	int g = -1;
 
 	spin_lock_irq(&s->lock);
@@ -150,12 +165,13 @@ static bool slow_write_netram(struct n2l_store *s, struct bio *bio,
 	want = READ_ONCE(s->netram.replicas);
 	give_up = jiffies + msecs_to_jiffies(READ_ONCE(s->netram.dead_after_ms));
 	for (;;) {
-		while (nkeep < want &&
+		sealed = slow_write_sealed(s, bio, io);
+		while (sealed && nkeep < want &&
 		       n2l_net_best(s->netram.net, io->nr, avoid,
 				    s->netram.srv_held, 1, &cand)) {
 			avoid |= BIT_ULL(cand);
-			if (!n2l_netram_put_sync(s, cand, from_slot(io->slot),
-						 io->nr, io->vers, bio, 0))
+			if (!n2l_netram_put_sealed(s, cand, from_slot(io->slot),
+						   io->nr, io->vers, &io->sealed))
 				keep[nkeep++] = cand;
 		}
 		if (nkeep || !slow_write_may_wait(s, io, give_up))
@@ -404,7 +420,8 @@ void n2l_slow_exit(struct n2l_store *s)
 /* A bio of @pages freshly allocated pages, all or nothing. */
 struct bio *n2l_alloc_buffer(u32 pages)
 {
-	struct bio *bio = bio_kmalloc(pages, GFP_KERNEL);
+	struct bio *bio = n2l_nomem(GFP_KERNEL) ? NULL :
+			  bio_kmalloc(pages, GFP_KERNEL);
 	struct page *page;
 	u32 i;
 

@@ -291,6 +291,52 @@ static int n2l_iterate_devices(struct dm_target *ti,
 	return r;
 }
 
+/*
+ * Stable writes: the pages of a write must not change until it has ended
+ * (swap then waits for a page's writeback before anyone writes to it
+ * again, SWP_STABLE_WRITES; filesystems do the same). A Network RAM write
+ * is sealed once, with the CRC32C of its pages (or with their
+ * ciphertext), and the plain pages go on the wire after that, and again
+ * to a server that replaces one that failed: a page changed meanwhile
+ * would be stored with a seal that does not match it, and read back as
+ * lost.
+ *
+ * Since 6.11 the flag is a queue limit that the table stacks from each
+ * target's (BLK_FEAT_STABLE_WRITES, which dm inherits and never clears).
+ * 6.1 sets the queue flag only from the devices a target iterates, for a
+ * target that asks (needs_stable_writes, as dm-integrity does) or a device
+ * that has it, and clears it otherwise whenever a table is bound: a table
+ * without block media names no device, so resume sets it again.
+ */
+#ifdef BLK_FEAT_STABLE_WRITES
+void n2l_want_stable_writes(struct dm_target *ti)
+{
+}
+
+static void stable_writes_limits(struct queue_limits *limits)
+{
+	limits->features |= BLK_FEAT_STABLE_WRITES;
+}
+
+static void stable_writes_resume(struct n2l_store *s)
+{
+}
+#else
+void n2l_want_stable_writes(struct dm_target *ti)
+{
+	ti->needs_stable_writes = true;
+}
+
+static void stable_writes_limits(struct queue_limits *limits)
+{
+}
+
+static void stable_writes_resume(struct n2l_store *s)
+{
+	blk_queue_flag_set(QUEUE_FLAG_STABLE_WRITES, dm_disk(s->md)->queue);
+}
+#endif
+
 static void n2l_io_hints(struct dm_target *ti, struct queue_limits *limits)
 {
 	unsigned int slot_bytes = N2L_SLOT_SECTORS << SECTOR_SHIFT;
@@ -304,6 +350,7 @@ static void n2l_io_hints(struct dm_target *ti, struct queue_limits *limits)
 	limits->max_discard_sectors = round_down(UINT_MAX >> SECTOR_SHIFT,
 						 N2L_SLOT_SECTORS);
 	limits->max_hw_discard_sectors = limits->max_discard_sectors;
+	stable_writes_limits(limits);
 }
 
 static int n2l_preresume(struct dm_target *ti)
@@ -311,6 +358,7 @@ static int n2l_preresume(struct dm_target *ti)
 	struct n2l_target *t = to_target(ti);
 
 	n2l_store_apply(t->store, t);
+	stable_writes_resume(t->store);
 	return 0;
 }
 

@@ -198,6 +198,13 @@ struct n2l_netram {
 	unsigned int timeout_ms;
 	unsigned int dead_after_ms;
 
+	/*
+	 * Where a MOVED's pages are read back from the peer, one MOVED at a
+	 * time: an event work must not wait for memory.
+	 */
+	struct mutex move_lock;
+	struct bio *move_buf;		/* N2L_MAX_PAGES pages */
+
 	/* Drains, repairs and the sweep of lost slots (nswap2l-repair.c). */
 	struct workqueue_struct *repair_wq;
 	struct delayed_work repair;
@@ -393,6 +400,8 @@ int n2l_netram_pick_reader(struct n2l_store *s, unsigned int g, u64 tried);
 void __n2l_netram_inval_group(struct n2l_store *s, unsigned int g,
 			      n2l_slot_t slot, u64 vers, const u8 *keep,
 			      unsigned int nkeep);
+int n2l_netram_put_sealed(struct n2l_store *s, unsigned int srv, u64 key,
+			  u32 n, u64 vers, const struct n2l_sealed *sd);
 int n2l_netram_put_sync(struct n2l_store *s, unsigned int srv, u64 key,
 			u32 n, u64 vers, struct bio *data, u32 first);
 int n2l_netram_get_sync(struct n2l_store *s, unsigned int srv, u64 key,
@@ -479,6 +488,9 @@ bool n2l_server_line(struct n2l_store *s, unsigned int idx, char *buf,
 void n2l_placement_name(struct n2l_target *t, char *buf, size_t len);
 int n2l_emit_prefetch(struct n2l_target *t, char *buf, size_t len);
 void n2l_prefetch_name(struct n2l_target *t, char *buf, size_t len);
+
+/* nswap2l-target.c */
+void n2l_want_stable_writes(struct dm_target *ti);
 
 /* nswap2l-sysfs.c */
 int n2l_sysfs_add(struct n2l_store *s);

@@ -22,11 +22,23 @@
 
 #include "auth.h"
 
+/* What one handshake keeps; made when the server is added. */
+struct n2l_handshake {
+	struct n2l_hello hello;
+	struct n2l_hello_reply reply;
+	struct n2l_transcript tr;
+	u8 mac[N2L_MAC_LEN];
+};
+
 int n2l_session_init(struct n2l_nsrv *srv)
 {
 	struct n2l_session *s = &srv->sess;
 	int r;
 
+	/* Connecting must not wait for memory either. */
+	srv->hs = kzalloc(sizeof(*srv->hs), GFP_KERNEL);
+	if (!srv->hs)
+		return -ENOMEM;
 	if (!srv->net->secure)
 		return 0;
 	s->hmac = crypto_alloc_shash("hmac(sha256)", 0, 0);
@@ -42,6 +54,8 @@ void n2l_session_exit(struct n2l_nsrv *srv)
 {
 	struct n2l_session *s = &srv->sess;
 
+	kfree_sensitive(srv->hs);
+	srv->hs = NULL;
 	memzero_explicit(&s->tx, sizeof(s->tx));
 	memzero_explicit(&s->rx, sizeof(s->rx));
 	if (s->hmac)
@@ -176,15 +190,53 @@ int n2l_frame_check_tag(struct n2l_nsrv *srv, struct socket *sock,
 	return 0;
 }
 
+/* Receives @len bytes into @buf, into the MAC @m too when given. */
+static int recv_macced(struct socket *sock, void *buf, u32 len,
+		       struct frame_mac *m)
+{
+	int r = n2l_wire_buf(sock, buf, len, false, false);
+
+	if (!r && m)
+		mac_bytes(m, buf, len);
+	return r;
+}
+
+int n2l_frame_recv_skipping(struct n2l_nsrv *srv, struct socket *sock,
+			    const struct n2l_frame *f, u32 skip, void *scratch,
+			    u32 scratch_len)
+{
+	struct n2l_session *s = &srv->sess;
+	u8 tag[N2L_TAG_LEN], want[N2L_TAG_LEN];
+	struct frame_mac mac, *m = NULL;
+	u32 n;
+	int r;
+
+	if (s->tagged) {
+		m = &mac;
+		mac_start(m, &s->rx);
+		mac_bytes(m, f->hdr, sizeof(*f->hdr));
+	}
+	r = recv_macced(sock, (void *)f->pre, f->pre_len, m);
+	for (; !r && skip; skip -= n) {
+		n = min(skip, scratch_len);
+		r = recv_macced(sock, scratch, n, m);
+	}
+	if (!r)
+		r = recv_macced(sock, (void *)f->post, f->post_len, m);
+	if (r || !m)
+		return r;
+	r = n2l_wire_buf(sock, tag, sizeof(tag), false, false);
+	if (r)
+		return r;
+	mac_end(m, want);
+	if (crypto_memneq(want, tag, N2L_TAG_LEN))
+		return -EPROTO;
+	s->rx.seq++;
+	return 0;
+}
+
 /*----------------------------------------------------------------*/
 /* The handshake. */
-
-struct n2l_handshake {
-	struct n2l_hello hello;
-	struct n2l_hello_reply reply;
-	struct n2l_transcript tr;
-	u8 mac[N2L_MAC_LEN];
-};
 
 static int hmac(struct n2l_session *s, const u8 *key, const void *data,
 		size_t len, u8 *out)
@@ -328,9 +380,8 @@ int n2l_handshake(struct n2l_nsrv *srv, struct socket *sock,
 	int r;
 
 	n2l_session_end(srv);
-	hs = kzalloc(sizeof(*hs), GFP_NOIO);
-	if (!hs)
-		return -ENOMEM;
+	hs = srv->hs;
+	memset(hs, 0, sizeof(*hs));
 	hs->hello.role = cpu_to_le32(N2L_ROLE_CLIENT);
 	hs->hello.device = cpu_to_le64(net->device);
 	if (net->secure) {
@@ -356,6 +407,6 @@ int n2l_handshake(struct n2l_nsrv *srv, struct socket *sock,
 		r = parse_hs_info(&hs->reply.info, info);
 	if (r)
 		n2l_session_end(srv);
-	kfree_sensitive(hs);
+	memzero_explicit(hs, sizeof(*hs));
 	return r;
 }

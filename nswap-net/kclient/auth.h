@@ -29,6 +29,14 @@ int n2l_frame_send(struct n2l_nsrv *srv, struct socket *sock,
 /* Reads the tag of @f (already received) and checks it; 0 if untagged. */
 int n2l_frame_check_tag(struct n2l_nsrv *srv, struct socket *sock,
 			const struct n2l_frame *f);
+/*
+ * Reads the payload of @f but for its pages, which are not kept: f->pre,
+ * then @skip bytes of pages through @scratch, then f->post; then its tag,
+ * checked over all of them.
+ */
+int n2l_frame_recv_skipping(struct n2l_nsrv *srv, struct socket *sock,
+			    const struct n2l_frame *f, u32 skip, void *scratch,
+			    u32 scratch_len);
 int n2l_send_frame(struct n2l_nsrv *srv, struct socket *sock,
 		   struct n2l_net_req *req);
 

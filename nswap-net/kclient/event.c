@@ -161,7 +161,7 @@ static void answer_done(struct n2l_net_req *req)
 }
 
 /* Our answer goes on the connection that asked, or nowhere. */
-static void answer(struct n2l_nsrv *srv, struct n2l_srvop *op, int status)
+void n2l_srvop_answer(struct n2l_nsrv *srv, struct n2l_srvop *op, int status)
 {
 	struct n2l_net_req *req = &op->reply;
 
@@ -220,7 +220,7 @@ static void handle_srvops(struct n2l_nsrv *srv)
 			status = net->ops->returned(net->owner, srv->idx,
 						    n2l_srvop_copies(op), op->count,
 						    op->pages, op->bad);
-		answer(srv, op, status);
+		n2l_srvop_answer(srv, op, status);
 	}
 }
 

@@ -200,6 +200,17 @@ const char *n2l_net_state_name(enum n2l_srv_state state);
 int n2l_parse_addr(const char *name, struct sockaddr_storage *ss, int *len);
 void n2l_format_addr(const struct sockaddr_storage *ss, char *buf, size_t len);
 
+/*
+ * Tests only (the module parameter test_nomem, nomem.c): whether an
+ * allocation with @gfp finds no memory now; one that would wait for
+ * memory waits here while the parameter is set. The pool allocators are
+ * those of the client's mempools, which the parameter reaches too.
+ */
+bool n2l_nomem(gfp_t gfp);
+void *n2l_pool_alloc_page(gfp_t gfp, void *data);
+void n2l_pool_free_page(void *page, void *data);
+void *n2l_pool_kmalloc(gfp_t gfp, void *size);
+
 /* Knobs, in milliseconds. */
 void n2l_net_set_timeouts(struct n2l_net *net, unsigned int timeout_ms,
 			  unsigned int dead_after_ms);

@@ -10,12 +10,18 @@
  *     longer than the request timeout fails the connection;
  *   - event_wq: an event work per server (reconciliation, MOVED and
  *     RETURN, the target's callbacks), which waits for requests (send
- *     works and receive threads) and block I/O, never for other events;
+ *     works and receive threads) and block I/O, never for other events
+ *     (a MOVED waits for the device's read-back buffer only while another
+ *     MOVED's requests have it);
  *   - tick_wq: the tick (timeouts, status polls, servers turning away),
  *     which waits for nothing.
  * Each queue is WQ_MEM_RECLAIM, so each has its rescuer: under reclaim
  * every kind of work still progresses, and no work waits for another on
- * its own queue.
+ * its own queue. Neither a receive thread nor an event work waits for
+ * memory: what they need is made beforehand (request slots, a RETURN's
+ * worth of pages, the claim, handshake and read-back buffers) or taken
+ * without waiting, with a way out (a RETURN refused FULL: the server
+ * keeps its pages and asks again).
  *
  * Lock order:
  *   the target's store lock (a spinlock, irqs off)
@@ -49,8 +55,15 @@
 #define N2L_INVAL_BATCH		1024
 #define N2L_RETAIN_BATCH	1024	/* entries per RETAIN frame */
 #define N2L_MAX_SRVOPS		4	/* MOVED/RETURN waiting per server */
+/*
+ * MOVED/RETURN a server may have with us at once: those waiting, and one
+ * whose answer is being sent (nswapd has at most 4 batches per client).
+ */
+#define N2L_SRVOP_SLOTS		(N2L_MAX_SRVOPS + 1)
 #define N2L_TICK_MS		200
 #define N2L_STATUS_MS		1000
+
+struct n2l_handshake;
 
 /* Where a request is (n2l_net_req.state). */
 enum n2l_req_state {
@@ -72,18 +85,34 @@ struct n2l_inval {
 	u64 after_seq;		/* leaves once this request has left */
 };
 
-/* A request the server sent us (MOVED, RETURN), and our answer. */
+/*
+ * A request the server sent us (MOVED, RETURN), and our answer: one of
+ * its server's N2L_SRVOP_SLOTS, made when the server was added, so that
+ * receiving one never waits for memory.
+ */
 struct n2l_srvop {
 	struct list_head node;
+	struct n2l_nsrv *srv;	/* whose slot it is */
 	u8 op;
 	u64 id;
 	u32 count;
 	u32 conn_gen;		/* the connection it came on */
-	struct n2l_kv *kvs;	/* host byte order */
+	void *kvs;		/* its payload and entries: see recv.c */
 	char addr[N2L_ADDR_LEN];	/* MOVED: where the pages went */
-	struct bio *pages;	/* RETURN */
-	unsigned long *bad;	/* RETURN: pages that failed their seal */
+	struct bio *pages;	/* RETURN; NULL: refused, no memory for them */
+	DECLARE_BITMAP(bad, N2L_MAX_PAGES);	/* RETURN: failed their seal */
 	struct n2l_net_req reply;
+};
+
+/*
+ * The pages of one RETURN, for when the page allocator has none to give
+ * without waiting: one RETURN at a time per device lands even then.
+ */
+struct n2l_pages_reserve {
+	unsigned long busy;		/* bit 0: taken */
+	struct bio bio;
+	struct bio_vec vecs[N2L_MAX_PAGES];
+	struct page *pages[N2L_MAX_PAGES];
 };
 
 struct n2l_srv_stats {
@@ -149,6 +178,8 @@ struct n2l_nsrv {
 	u32 inval_head, inval_tail;
 	struct list_head srvops;
 	unsigned int nr_srvops;
+	struct n2l_srvop *srvop_slots;	/* N2L_SRVOP_SLOTS of them */
+	unsigned long srvop_free;	/* under lock: slots not in use */
 	unsigned long events;		/* N2L_EV_* bits */
 
 	/* Taken to shut the socket down, which may sleep. */
@@ -177,6 +208,7 @@ struct n2l_nsrv {
 	struct n2l_kv *retain_kvs;	/* reconciliation */
 	u8 *retain_bitmap;
 	u64 retain_gen;
+	struct n2l_handshake *hs;	/* the thread's, at every connect */
 
 	struct n2l_session sess;		/* tx: the send work; rx: the thread */
 
@@ -210,6 +242,12 @@ struct n2l_net {
 	struct delayed_work tick;
 	atomic_t room_wanted;		/* a write waits: see n2l_net_room_coming() */
 	bool stopping;
+
+	/* Preallocated: the receive and event paths never wait for memory. */
+	struct n2l_pages_reserve *reserve;	/* RETURN pages */
+	struct mutex claim_lock;		/* n2l_net_claim()'s buffers */
+	struct n2l_kv *claim_kvs;
+	u8 *claim_bitmap;
 };
 
 static inline unsigned long n2l_req_timeout(struct n2l_net *net)
@@ -272,11 +310,16 @@ int n2l_server_thread(void *arg);
 /* recv.c */
 void n2l_receive_loop(struct n2l_nsrv *srv, struct socket *sock);
 void n2l_note_info(struct n2l_nsrv *srv, const struct n2l_info *info);
+int n2l_srvops_init(struct n2l_nsrv *srv);
+void n2l_srvops_exit(struct n2l_nsrv *srv);
+int n2l_reserve_init(struct n2l_net *net);
+void n2l_reserve_exit(struct n2l_net *net);
 void n2l_srvop_free(struct n2l_srvop *op);
 struct n2l_copy *n2l_srvop_copies(struct n2l_srvop *op);
 
 /* event.c */
 void n2l_event_work(struct work_struct *w);
+void n2l_srvop_answer(struct n2l_nsrv *srv, struct n2l_srvop *op, int status);
 
 /* seal.c */
 int n2l_sealer_init(struct n2l_net *net, const u8 *page_key);

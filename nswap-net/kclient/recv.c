@@ -4,8 +4,9 @@
  * matches it in every field; its payload goes where the request says, and
  * is used only once the frame's tag (authenticated sessions) and the
  * pages' seals have been checked. A server's own requests (MOVED, RETURN)
- * are read whole into memory of their own, at most N2L_MAX_SRVOPS at a
- * time, and handed to the server's event work.
+ * are read whole into memory made for them, and handed to the server's
+ * event work; a RETURN there are no pages for is refused. Nothing here
+ * waits for memory: this thread completes every reply of its server.
  */
 #include <linux/sched/mm.h>
 
@@ -154,45 +155,17 @@ static int receive_reply(struct n2l_nsrv *srv, struct socket *sock,
 /*----------------------------------------------------------------*/
 /* Requests from the server. */
 
-void n2l_srvop_free(struct n2l_srvop *op)
-{
-	struct bvec_iter_all it;
-	struct bio_vec *bv;
-
-	if (op->pages) {
-		bio_for_each_segment_all(bv, op->pages, it)
-			__free_page(bv->bv_page);
-		bio_uninit(op->pages);
-		kfree(op->pages);
-	}
-	bitmap_free(op->bad);
-	kvfree(op->kvs);
-	kfree(op);
-}
-
-static struct bio *alloc_pages_bio(u32 n, gfp_t gfp)
-{
-	struct bio *bio = bio_kmalloc(n, gfp);
-	struct page *page;
-	u32 i;
-
-	if (!bio)
-		return NULL;
-	bio_init(bio, NULL, bio->bi_inline_vecs, n, REQ_OP_WRITE);
-	for (i = 0; i < n; i++) {
-		page = alloc_page(gfp);
-		if (!page)
-			return bio;	/* short: the caller sees bi_vcnt */
-		__bio_add_page(bio, page, N2L_PAGE_SIZE, 0);
-	}
-	return bio;
-}
-
 /*
- * A request's payload and what we make of it, in one buffer: the wire
- * entries, then what follows them on the wire (MOVED: the address;
- * RETURN: the seals, after the pages, which have their own), then the
- * entries in host byte order.
+ * Their memory: each server has N2L_SRVOP_SLOTS requests' worth, made
+ * when it is added; a RETURN's pages come from the page allocator if it
+ * has them without waiting, else from the device's reserve, else there
+ * are none and the RETURN is refused (FULL): the server keeps the pages
+ * and asks again later. The receive thread completes every reply of its
+ * server: it must never wait for memory.
+ *
+ * A request's buffer (kvs): the wire entries, then what follows them on
+ * the wire (MOVED: the address; RETURN: the seals, after the pages, which
+ * have their own), then the entries in host byte order.
  */
 static size_t srvop_tail_len(u8 op, u32 count)
 {
@@ -205,36 +178,161 @@ static size_t srvop_bytes(u8 op, u32 count)
 	       count * sizeof(struct n2l_copy);
 }
 
+static size_t srvop_max_bytes(void)
+{
+	return max(srvop_bytes(N2L_OP_MOVED, N2L_MAX_PAGES),
+		   srvop_bytes(N2L_OP_RETURN, N2L_MAX_PAGES));
+}
+
+int n2l_srvops_init(struct n2l_nsrv *srv)
+{
+	unsigned int i;
+
+	srv->srvop_slots = kcalloc(N2L_SRVOP_SLOTS, sizeof(*srv->srvop_slots),
+				   GFP_KERNEL);
+	if (!srv->srvop_slots)
+		return -ENOMEM;
+	for (i = 0; i < N2L_SRVOP_SLOTS; i++) {
+		srv->srvop_slots[i].srv = srv;
+		srv->srvop_slots[i].kvs = kvmalloc(srvop_max_bytes(), GFP_KERNEL);
+		if (!srv->srvop_slots[i].kvs)
+			return -ENOMEM;
+		__set_bit(i, &srv->srvop_free);
+	}
+	return 0;
+}
+
+void n2l_srvops_exit(struct n2l_nsrv *srv)
+{
+	unsigned int i;
+
+	for (i = 0; srv->srvop_slots && i < N2L_SRVOP_SLOTS; i++)
+		kvfree(srv->srvop_slots[i].kvs);
+	kfree(srv->srvop_slots);
+}
+
+int n2l_reserve_init(struct n2l_net *net)
+{
+	struct n2l_pages_reserve *res = kzalloc(sizeof(*res), GFP_KERNEL);
+	unsigned int i;
+
+	net->reserve = res;
+	if (!res)
+		return -ENOMEM;
+	for (i = 0; i < N2L_MAX_PAGES; i++) {
+		res->pages[i] = alloc_page(GFP_KERNEL);
+		if (!res->pages[i])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+void n2l_reserve_exit(struct n2l_net *net)
+{
+	struct n2l_pages_reserve *res = net->reserve;
+	unsigned int i;
+
+	for (i = 0; res && i < N2L_MAX_PAGES && res->pages[i]; i++)
+		__free_page(res->pages[i]);
+	kfree(res);
+	net->reserve = NULL;
+}
+
+/* @n of the reserve's pages in a bio; NULL if another RETURN has them. */
+static struct bio *reserve_take(struct n2l_pages_reserve *res, u32 n)
+{
+	u32 i;
+
+	if (test_and_set_bit_lock(0, &res->busy))
+		return NULL;
+	bio_init(&res->bio, NULL, res->vecs, N2L_MAX_PAGES, REQ_OP_WRITE);
+	for (i = 0; i < n; i++)
+		__bio_add_page(&res->bio, res->pages[i], N2L_PAGE_SIZE, 0);
+	return &res->bio;
+}
+
+static void free_pages_bio(struct bio *bio)
+{
+	struct bvec_iter_all it;
+	struct bio_vec *bv;
+
+	bio_for_each_segment_all(bv, bio, it)
+		__free_page(bv->bv_page);
+	bio_uninit(bio);
+	kfree(bio);
+}
+
+/* A bio of @n pages, if the page allocator has them without waiting. */
+static struct bio *pages_nowait(u32 n)
+{
+	gfp_t gfp = GFP_NOWAIT | __GFP_NOWARN;
+	struct bio *bio = n2l_nomem(gfp) ? NULL : bio_kmalloc(n, gfp);
+	struct page *page;
+	u32 i;
+
+	if (!bio)
+		return NULL;
+	bio_init(bio, NULL, bio->bi_inline_vecs, n, REQ_OP_WRITE);
+	for (i = 0; i < n; i++) {
+		page = n2l_nomem(gfp) ? NULL : alloc_page(gfp);
+		if (!page) {
+			free_pages_bio(bio);
+			return NULL;
+		}
+		__bio_add_page(bio, page, N2L_PAGE_SIZE, 0);
+	}
+	return bio;
+}
+
 /*
- * Memory for a request of @count entries; NULL if there is none, or the
- * server has too many requests waiting already.
+ * Every request and every queued op of a server ends before the server
+ * is released (srv_stop(), connection_down()): the slot is still there.
+ */
+void n2l_srvop_free(struct n2l_srvop *op)
+{
+	struct n2l_nsrv *srv = op->srv;
+	struct n2l_pages_reserve *res = srv->net->reserve;
+	unsigned long flags;
+
+	if (op->pages == &res->bio) {
+		bio_uninit(&res->bio);
+		clear_bit_unlock(0, &res->busy);
+	} else if (op->pages) {
+		free_pages_bio(op->pages);
+	}
+	op->pages = NULL;
+	spin_lock_irqsave(&srv->lock, flags);
+	__set_bit(op - srv->srvop_slots, &srv->srvop_free);
+	spin_unlock_irqrestore(&srv->lock, flags);
+}
+
+/*
+ * A slot for a request of @count entries, and a RETURN's pages if there
+ * are any to be had (op->pages NULL if not); NULL if the server has more
+ * requests with us than it may.
  */
 static struct n2l_srvop *srvop_alloc(struct n2l_nsrv *srv, u8 op, u32 count)
 {
-	gfp_t gfp = GFP_NOIO | __GFP_NOWARN;
-	struct n2l_srvop *o;
-	bool full;
+	struct n2l_srvop *o = NULL;
+	unsigned int i;
 
 	spin_lock_irq(&srv->lock);
-	full = srv->nr_srvops >= N2L_MAX_SRVOPS;
+	i = find_first_bit(&srv->srvop_free, N2L_SRVOP_SLOTS);
+	if (i < N2L_SRVOP_SLOTS) {
+		__clear_bit(i, &srv->srvop_free);
+		o = &srv->srvop_slots[i];
+	}
 	spin_unlock_irq(&srv->lock);
-	if (full)
-		return NULL;
-	o = kzalloc(sizeof(*o), gfp);
 	if (!o)
 		return NULL;
+	INIT_LIST_HEAD(&o->node);
 	o->op = op;
 	o->count = count;
-	o->kvs = kvmalloc(srvop_bytes(op, count), gfp);
-	if (op == N2L_OP_RETURN) {
-		o->pages = alloc_pages_bio(count, gfp);
-		o->bad = bitmap_zalloc(count, gfp);
-	}
-	if (!o->kvs || (op == N2L_OP_RETURN &&
-			(!o->pages || o->pages->bi_vcnt != count || !o->bad))) {
-		n2l_srvop_free(o);
-		return NULL;
-	}
+	o->pages = NULL;
+	bitmap_zero(o->bad, N2L_MAX_PAGES);
+	if (op == N2L_OP_RETURN)
+		o->pages = pages_nowait(count) ?:
+			   reserve_take(srv->net->reserve, count);
 	return o;
 }
 
@@ -298,11 +396,47 @@ static const char *srvop_parse(struct n2l_nsrv *srv, struct n2l_srvop *o)
 	return NULL;
 }
 
+static void srvop_from_this_connection(struct n2l_nsrv *srv,
+				       struct n2l_srvop *o)
+{
+	spin_lock_irq(&srv->lock);
+	o->conn_gen = srv->conn_gen;
+	spin_unlock_irq(&srv->lock);
+}
+
 /*
- * MOVED or RETURN: read it whole and leave it to the event work. Without
- * memory for it, or with too many waiting, the connection goes: skipping
- * the frame unread would leave its tag unchecked, and the server asks
- * again on the next connection.
+ * A RETURN we have no pages for: read past them (the frame's tag still
+ * checked, with rx_seals, which only GET replies use, as scratch), and
+ * answer FULL: the server keeps them and asks again later.
+ */
+static int refuse_return(struct n2l_nsrv *srv, struct socket *sock,
+			 struct n2l_srvop *o, struct n2l_frame *f)
+{
+	int r;
+
+	f->pre = o->kvs;
+	f->pre_len = N2L_KV_BYTES(o->count);
+	f->post = srvop_tail(o);
+	f->post_len = o->count * N2L_SEAL_LEN;
+	r = n2l_frame_recv_skipping(srv, sock, f, o->count * N2L_PAGE_SIZE,
+				    srv->rx_seals, N2L_MAX_PAGES * N2L_SEAL_LEN);
+	if (r) {
+		n2l_srvop_free(o);
+		return r == -EPROTO ?
+		       protocol_error(srv, "frame tag does not verify") : r;
+	}
+	pr_info_ratelimited("nswap2l: %s: server %s: no memory for its RETURN of %u pages now: it keeps them\n",
+			    srv->net->devname, srv->name, o->count);
+	srvop_from_this_connection(srv, o);
+	n2l_srvop_answer(srv, o, N2L_ST_FULL);
+	return 0;
+}
+
+/*
+ * MOVED or RETURN: read it whole and leave it to the event work. A server
+ * with more requests with us than it may send loses its connection (it
+ * asks again on the next one): skipping the frame unread would leave its
+ * tag unchecked.
  */
 static int receive_srvop(struct n2l_nsrv *srv, struct socket *sock,
 			 struct n2l_hdr *h)
@@ -316,12 +450,13 @@ static int receive_srvop(struct n2l_nsrv *srv, struct socket *sock,
 		return protocol_error(srv, why);
 	o = srvop_alloc(srv, h->opcode, le32_to_cpu(h->count));
 	if (!o) {
-		pr_warn_ratelimited("nswap2l: %s: server %s: no room for its %s; reconnecting\n",
-				    srv->net->devname, srv->name,
-				    h->opcode == N2L_OP_MOVED ? "MOVED" : "RETURN");
-		return -ENOMEM;
+		pr_warn_ratelimited("nswap2l: %s: server %s: more than %u MOVED/RETURN at once; reconnecting\n",
+				    srv->net->devname, srv->name, N2L_SRVOP_SLOTS);
+		return -ENOBUFS;
 	}
 	o->id = le64_to_cpu(h->id);
+	if (o->op == N2L_OP_RETURN && !o->pages)
+		return refuse_return(srv, sock, o, &f);
 	r = receive_srvop_payload(srv, sock, o, &f);
 	if (r == -EPROTO)
 		protocol_error(srv, "frame tag does not verify");

@@ -15,10 +15,14 @@
  *             page that is not the one written for that slot and version
  *             does not verify. Donors see ciphertext only.
  *
- * A write is sealed once, whatever number of servers it goes to; its
- * ciphertext goes to pages from a mempool, as dm-crypt's writes do, so
- * that a write under memory pressure waits for other writes to finish
- * rather than for memory that only swapping could free.
+ * A write is sealed once, whatever number of servers it goes to, and
+ * keeps its seal until it has landed: a server that fails it is replaced
+ * by another, sent the same seal (and ciphertext). Its seals and its
+ * ciphertext go to pages (and a bio) from mempools, as dm-crypt's writes
+ * do, so that a write under memory pressure waits for other writes to
+ * finish rather than for memory that only swapping could free. That wait
+ * ends because no holder of these pools takes more from them before it
+ * gives back what it holds.
  */
 #include <crypto/aead.h>
 #include <crypto/hash.h>
@@ -38,6 +42,7 @@ struct n2l_sealer {
 	mempool_t *bounce;		/* encrypt: ciphertext pages */
 	mempool_t *ctxs;		/* encrypt: requests, held for one page */
 	struct mutex bounce_lock;	/* one writer waits for the pool at a time */
+	struct bio_set bs;		/* encrypt: bios of ciphertext pages */
 };
 
 /* One page's AEAD request and what must not live on a stack. */
@@ -233,6 +238,7 @@ int n2l_seal_check(struct n2l_net *net, struct bio *bio, u64 key, u32 count,
 /*----------------------------------------------------------------*/
 /* Writes. */
 
+/* The pages of @bio back to the pool; @bio is empty again. */
 static void put_bounce_pages(struct n2l_sealer *sl, struct bio *bio)
 {
 	struct bvec_iter_all it;
@@ -240,13 +246,13 @@ static void put_bounce_pages(struct n2l_sealer *sl, struct bio *bio)
 
 	bio_for_each_segment_all(bv, bio, it)
 		mempool_free(bv->bv_page, sl->bounce);
-	bio_uninit(bio);
+	bio_reset(bio, NULL, REQ_OP_WRITE);
 }
 
 static void free_bounce(struct n2l_sealer *sl, struct bio *bio)
 {
 	put_bounce_pages(sl, bio);
-	kfree(bio);
+	bio_put(bio);
 }
 
 /*
@@ -257,15 +263,15 @@ static void free_bounce(struct n2l_sealer *sl, struct bio *bio)
 static struct bio *alloc_bounce(struct n2l_sealer *sl, u32 count, gfp_t gfp)
 {
 	gfp_t nowait = (gfp | __GFP_NOWARN) & ~__GFP_DIRECT_RECLAIM;
-	struct bio *bio = bio_kmalloc(count, gfp);
+	struct bio *bio;
 	bool locked = false;
 	struct page *page;
 	u32 i;
 
+	bio = bio_alloc_bioset(NULL, count, REQ_OP_WRITE, gfp, &sl->bs);
 	if (!bio)
 		return NULL;
 retry:
-	bio_init(bio, NULL, bio->bi_inline_vecs, count, REQ_OP_WRITE);
 	for (i = 0; i < count; i++) {
 		page = mempool_alloc(sl->bounce, locked ? gfp : nowait);
 		if (!page) {
@@ -377,9 +383,13 @@ static int init_aead(struct n2l_sealer *sl, const u8 *user_key)
 	if (r)
 		return r;
 	ctx = sizeof(struct n2l_crypt_ctx) + crypto_aead_reqsize(sl->aead);
-	sl->ctxs = mempool_create_kmalloc_pool(N2L_CTX_POOL, ctx);
-	sl->bounce = mempool_create_page_pool(N2L_MAX_PAGES, 0);
-	return sl->ctxs && sl->bounce ? 0 : -ENOMEM;
+	sl->ctxs = mempool_create(N2L_CTX_POOL, n2l_pool_kmalloc, mempool_kfree,
+				  (void *)ctx);
+	sl->bounce = mempool_create(N2L_MAX_PAGES, n2l_pool_alloc_page,
+				    n2l_pool_free_page, NULL);
+	if (!sl->ctxs || !sl->bounce)
+		return -ENOMEM;
+	return bioset_init(&sl->bs, N2L_SEAL_POOL, 0, BIOSET_NEED_BVECS);
 }
 
 int n2l_sealer_init(struct n2l_net *net, const u8 *page_key)
@@ -391,7 +401,8 @@ int n2l_sealer_init(struct n2l_net *net, const u8 *page_key)
 		return -ENOMEM;
 	net->sealer = sl;
 	mutex_init(&sl->bounce_lock);
-	sl->seal_pages = mempool_create_page_pool(N2L_SEAL_POOL, 0);
+	sl->seal_pages = mempool_create(N2L_SEAL_POOL, n2l_pool_alloc_page,
+					n2l_pool_free_page, NULL);
 	if (!sl->seal_pages)
 		return -ENOMEM;
 	if (page_key)
@@ -411,6 +422,7 @@ void n2l_sealer_exit(struct n2l_net *net)
 
 	if (!sl)
 		return;
+	bioset_exit(&sl->bs);
 	mempool_destroy(sl->ctxs);
 	mempool_destroy(sl->bounce);
 	mempool_destroy(sl->seal_pages);

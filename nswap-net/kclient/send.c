@@ -383,39 +383,34 @@ void n2l_net_inval(struct n2l_net *net, unsigned int idx, u64 key, u64 vers)
 	spin_unlock_irqrestore(&net->lock, flags);
 }
 
-/* RETAIN @n copies on @idx, claiming them; its status. */
+/*
+ * RETAIN @n copies on @idx, claiming them; its status. The buffers are
+ * the device's, made beforehand: a claim answers a server's MOVED, in an
+ * event work, which must not wait for memory.
+ */
 int n2l_net_claim(struct n2l_net *net, unsigned int idx,
 		  const struct n2l_copy *copies, u32 n)
 {
 	struct n2l_net_req req = { .op = N2L_OP_RETAIN, .count = n };
-	struct n2l_kv *kvs;
-	u8 *bitmap;
 	int r;
 	u32 i;
 
 	if (WARN_ON_ONCE(!n || n > N2L_MAX_PAGES))
 		return -EINVAL;
-	kvs = kmalloc_array(n, sizeof(*kvs), GFP_NOIO);
-	bitmap = kzalloc(DIV_ROUND_UP(n, 8), GFP_NOIO);
-	if (!kvs || !bitmap) {
-		r = N2L_NET_NOMEM;
-		goto out;
-	}
+	mutex_lock(&net->claim_lock);
 	for (i = 0; i < n; i++) {
-		kvs[i].key = cpu_to_le64(copies[i].key);
-		kvs[i].vers = cpu_to_le64(copies[i].vers);
+		net->claim_kvs[i].key = cpu_to_le64(copies[i].key);
+		net->claim_kvs[i].vers = cpu_to_le64(copies[i].vers);
 	}
 	INIT_LIST_HEAD(&req.node);
-	req.buf = kvs;
-	req.buf_len = n * sizeof(*kvs);
-	req.reply_buf = bitmap;
+	req.buf = net->claim_kvs;
+	req.buf_len = n * sizeof(*net->claim_kvs);
+	req.reply_buf = net->claim_bitmap;
 	req.reply_len = DIV_ROUND_UP(n, 8);
 	r = n2l_net_sync(net, idx, &req);
 	for (i = 0; !r && i < n; i++)
-		if (n2l_retain_missing(bitmap, i))
+		if (n2l_retain_missing(net->claim_bitmap, i))
 			r = N2L_ST_STALE;
-out:
-	kfree(bitmap);
-	kfree(kvs);
+	mutex_unlock(&net->claim_lock);
 	return r;
 }

@@ -33,6 +33,7 @@ static void srv_release(struct kref *ref)
 	struct n2l_nsrv *srv = container_of(ref, struct n2l_nsrv, ref);
 
 	n2l_session_exit(srv);
+	n2l_srvops_exit(srv);
 	kfree(srv->rx_seals);
 	kvfree(srv->retain_kvs);
 	kfree(srv->retain_bitmap);
@@ -108,7 +109,7 @@ static int srv_alloc_buffers(struct n2l_nsrv *srv)
 				     GFP_KERNEL);
 	srv->rx_seals = kmalloc(N2L_MAX_PAGES * N2L_SEAL_LEN, GFP_KERNEL);
 	if (!srv->invals || !srv->inval_buf || !srv->retain_kvs ||
-	    !srv->retain_bitmap || !srv->rx_seals)
+	    !srv->retain_bitmap || !srv->rx_seals || n2l_srvops_init(srv))
 		return -ENOMEM;
 	return n2l_session_init(srv);
 }
@@ -716,6 +717,12 @@ static int net_init(struct n2l_net *net, const struct n2l_net_config *cfg)
 	net->dead_after_ms = 30000;
 	spin_lock_init(&net->lock);
 	mutex_init(&net->table_lock);
+	mutex_init(&net->claim_lock);
+	net->claim_kvs = kmalloc_array(N2L_MAX_PAGES, sizeof(*net->claim_kvs),
+				       GFP_KERNEL);
+	net->claim_bitmap = kmalloc(DIV_ROUND_UP(N2L_MAX_PAGES, 8), GFP_KERNEL);
+	if (!net->claim_kvs || !net->claim_bitmap || n2l_reserve_init(net))
+		return -ENOMEM;
 	INIT_DELAYED_WORK(&net->tick, n2l_tick);
 	net->send_wq = alloc_workqueue("nswap2l-send-%s", WQ_MEM_RECLAIM |
 				       WQ_UNBOUND, 0, net->devname);
@@ -731,6 +738,9 @@ static int net_init(struct n2l_net *net, const struct n2l_net_config *cfg)
 static void net_free(struct n2l_net *net)
 {
 	n2l_sealer_exit(net);
+	n2l_reserve_exit(net);
+	kfree(net->claim_bitmap);
+	kfree(net->claim_kvs);
 	if (net->tick_wq)
 		destroy_workqueue(net->tick_wq);
 	if (net->event_wq)

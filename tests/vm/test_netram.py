@@ -76,6 +76,26 @@ def test_full_two_replica_device_takes_overwrites(lab):
     assert [s["held"] for s in dev.status()["servers"]] == [8192, 8192]
 
 
+def test_device_declares_stable_writes(lab):
+    """A write is sealed once (a CRC32C of its pages, or their ciphertext)
+    and its pages may go on the wire again (another server in the place of
+    one that failed): a page that changed meanwhile would be stored with a
+    seal that does not match it. The device asks for stable writes, so
+    that swap (SWP_STABLE_WRITES) and filesystems wait for a write to end
+    before they change its pages; with block media and without (6.1 takes
+    it from a target only through a device it names), and after a reload."""
+    f = lab.flash(8)
+    # No server needs to answer: nothing is written.
+    for name, flash, servers in (("n2l-stable-net", "-", ["127.0.0.1:9"]),
+                                 ("n2l-stable-flash", f.path, [])):
+        table = table_line(8 << 11, flash, servers=servers)
+        dev = lab.device(name, table)
+        q = f"/sys/block/dm-{dev.minor}/queue/stable_writes"
+        assert open(q).read().strip() == "1", f"{name}: {q} is not 1"
+        dev.reload(table)
+        assert open(q).read().strip() == "1", f"{name} reloaded: {q} is not 1"
+
+
 def test_one_megabyte_write_is_one_request(lab):
     a = nswapd(lab, 32)
     dev = netram_device(lab, "n2l-req", 32 << 11, [a])
