@@ -8,6 +8,9 @@ from nswap2l import table_line
 
 SERVERS = 2            # page servers, behind the one link
 SWAP_PRIORITY = 100
+# Page servers in another guest, if the run uses those (use_remote()):
+# {MiB each: [addr:port] * SERVERS}. Empty: servers in this guest.
+REMOTE = {}
 
 
 def flash(profile, mb, name, keys=None):
@@ -35,6 +38,43 @@ def network(profile):
 def page_servers(link, mb_each):
     """configs.SERVERS nswapd behind link, each donating mb_each MiB."""
     return [n2llab.nswapd(link, mb_each, port=7070 + i) for i in range(SERVERS)]
+
+
+def netram_mb(profile, media, swap_mb):
+    """What Network RAM holds of a configuration: all its swap if it is
+    the one medium, else the profile's share of the limit."""
+    return round(profile.limit_mb * profile.netram_share) if len(media) > 1 else swap_mb
+
+
+def server_mb(netram_total_mb):
+    """What each of the SERVERS donates for that much Network RAM."""
+    return max(4, netram_total_mb // SERVERS)
+
+
+def remote_plan(profile, first_port=7070):
+    """[(port, MiB)]: the page servers another guest must run for every
+    configuration of the profile, SERVERS of each size."""
+    sizes = sorted({server_mb(netram_mb(profile, media, profile.swap_mb()))
+                    for name, _, media, _ in profiles.CONFIGS
+                    if name in profile.configs and "netram" in media})
+    return [(first_port + i, mb) for i, mb in enumerate(m for m in sizes for _ in range(SERVERS))]
+
+
+def use_remote(addr, plan):
+    """From now on devices use the page servers of plan (remote_plan())
+    at addr, in another guest, instead of servers of their own; None:
+    servers in this guest again."""
+    REMOTE.clear()
+    for port, mb in plan or ():
+        REMOTE.setdefault(mb, []).append(f"{addr}:{port}")
+
+
+class RemoteServer:
+    """A page server in another guest: there before the device, there
+    after it (the device frees what it stored when it goes)."""
+
+    def __init__(self, name):
+        self.name = name
 
 
 def remove_parts(parts):
@@ -74,8 +114,13 @@ class SwapTarget:
         return part
 
     def _servers(self, total_mb):
+        each = server_mb(total_mb)
+        if REMOTE:
+            if each not in REMOTE:
+                raise ValueError(f"no remote page servers of {each} MiB: {REMOTE}")
+            return [RemoteServer(name) for name in REMOTE[each]]
         link = self._keep(network(self.profile))
-        return [self._keep(srv) for srv in page_servers(link, max(4, total_mb // SERVERS))]
+        return [self._keep(srv) for srv in page_servers(link, each)]
 
     def _flash(self, mb):
         return self._keep(flash(self.profile, mb, "bench-flash"))
@@ -87,10 +132,8 @@ class SwapTarget:
         """Nswap2L: Network RAM for part of what swaps, Flash and disk for
         the rest; Nswap and the single-medium configurations: one medium
         holding it all."""
-        hybrid = len(self.media) > 1
-        netram_mb = round(self.profile.limit_mb * self.profile.netram_share) \
-            if hybrid else swap_mb
-        servers = self._servers(netram_mb) if "netram" in self.media else []
+        servers = self._servers(netram_mb(self.profile, self.media, swap_mb)) \
+            if "netram" in self.media else []
         flash = self._flash(swap_mb) if "flash" in self.media else None
         disk = self._disk(swap_mb) if "disk" in self.media else None
         args = self.profile.prefetch_args if self.prefetch not in (None, "none") else ()
