@@ -14,8 +14,9 @@ Network RAM's time, writes 1.62 times; a profile's flash_speed "fast":
 0.833 both ways), so Flash is set from Network RAM as measured
 (profiles.flash_keys()): the fixed cost and bandwidth of a request's
 bus time make 4 KiB and 1 MiB QD32 streams take their share longer, the
-latency QD1 requests (less what the guest itself costs a request
-through a model of no delay). The disk is the model's 7200 rpm disk:
+latency a page at QD1 (less what the guest itself costs a request
+through a model of no delay); a lone 1 MiB request gets the page's
+latency, and the gate checks where that puts it. The disk is the model's 7200 rpm disk:
 about 8 ms a random request, one at a time, sequential ones 50 or more
 times cheaper.
 
@@ -44,8 +45,7 @@ RAMP = "250ms"
 DISK_RUNTIME = 8
 # What the guest costs a request through a model of no delay: the QD1
 # cases flash_keys() takes it from.
-ZERO_CASES = (("read", "rand", 1, "4k"), ("write", "rand", 1, "4k"),
-              ("read", "seq", 1, "1m"), ("write", "seq", 1, "1m"))
+ZERO_CASES = (("read", "rand", 1, "4k"), ("write", "rand", 1, "4k"))
 
 
 def measure(path, runtime, cases=profiles.CALIBRATION_CASES):
