@@ -2,5 +2,7 @@
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__)))), "userspace", "bench"))
+# the benchmark's modules, and the library they share (userspace/pylib)
+for _lib in ("pylib", "bench"):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), "userspace", _lib))

@@ -122,12 +122,20 @@ def test_flash_speeds_are_what_the_calibration_sets_flash_from():
     fast = profiles.flash_ratio("fast")
     assert fast["read"] == fast["write"] == round(1 / 1.2, 3)
     netram = {"randread 4k qd1": 200.0, "randread 4k qd32": 40.0,
-              "randwrite 4k qd1": 250.0, "randwrite 4k qd32": 80.0}
+              "randwrite 4k qd1": 250.0, "randwrite 4k qd32": 80.0,
+              "read 1m qd32": 4000.0, "write 1m qd32": 9000.0}
     zero = {"randread 4k qd1": 30.0, "randwrite 4k qd1": 35.0}
     keys = profiles.flash_keys(netram, zero, "fast")
-    # QD32: 40 us / 1.2 = 33.3 us a request -> 4096 / 33.3 = 123 MB/s
-    assert keys["read_mbps"] == 123 and keys["write_mbps"] == round(4096 / (80 * 0.833))
-    assert keys["read_lat_us"] == round(200 * 0.833 - 30 - 4096 / 123)
+    # a request holds the bus req_us + bytes / mbps: 4 KiB and 1 MiB at
+    # QD32 both 1 / 1.2 of Network RAM's, to the keys' whole us and MB/s
+    for rw in ("read", "write"):
+        def bus(size):
+            return keys[f"{rw}_req_us"] + size / keys[f"{rw}_mbps"]
+        assert bus(4096) == pytest.approx(netram[f"rand{rw} 4k qd32"] * 0.833, abs=1)
+        assert bus(profiles.LARGE) == pytest.approx(netram[f"{rw} 1m qd32"] * 0.833, rel=0.01)
+        # a page at QD1: the latency on top of the bus and the model's own cost
+        assert keys[f"{rw}_lat_us"] + zero[f"rand{rw} 4k qd1"] + bus(4096) == \
+            pytest.approx(netram[f"rand{rw} 4k qd1"] * 0.833, abs=1)
     t = profiles.targets("flash", netram, profiles.get("prefetch", flash_speed="fast"))
     assert t["randread 4k qd1"] == {"us": round(200 * 0.833, 1)}
     with pytest.raises(ValueError, match="unknown flash_speed"):

@@ -182,3 +182,14 @@ def test_scale_says_which_runs_fall_short_of_the_floor():
     assert "| Radix | 8 | 300 | 12.0 | 120 | none |" in md
     # wl1: 255 MiB, a median of 2.85 s, 28.5 intervals of 0.1 s
     assert "| WL1 | 8 | 255 | 2.9 | 28 | MiB in, seconds, intervals |" in md
+
+
+def test_flash_targets_are_stated_at_the_runs_flash_speed():
+    # a run from before flash_speed: the paper's ratios
+    assert "x 1.08 (reads) and x 1.62 (writes), flash_speed paper, the paper's ratios" \
+        in report.report_md(synthetic_run(), [])
+    run = synthetic_run()
+    run["environment"]["calibration"]["flash_speed"] = "fast"
+    md = report.report_md(run, [])
+    assert "x 0.833 (reads) and x 0.833 (writes), flash_speed fast, both sizes" in md
+    assert "the paper's ratios" not in md

@@ -13,6 +13,7 @@ targets is measured where timing is exact, in the benchmark's
 calibration under -icount (userspace/bench/calibrate.py)."""
 import json
 import os
+import subprocess
 import time
 
 import pytest
@@ -102,7 +103,7 @@ def test_flush_and_discard_pass_through(lab):
     assert w["requests"] > w["bytes"] // 4096, f"no 0-byte flush was modelled: {w}"
 
     sh(f"blkdiscard -o 0 -l {4 * MB} {f.path}")
-    assert f.raw.stat()["discard_sectors"] - before["discard_sectors"] == 4 * MB // 512
+    assert f.raw.stat()["discard_sectors"] - before["discard_sectors"] == 8 * MB // 512
     assert run(f"blkdiscard {d.path}").returncode != 0
 
 
@@ -168,6 +169,69 @@ def test_flash_bandwidth_cap(lab, rw, mbps):
     # out: what is queued during it completes in the measured time).
     assert st["service_us"] >= st["requests"] * MB / mbps, st
     assert got <= 1.15 * mbps, f"{got:.1f} MB/s beats the cap"
+
+
+def test_flash_writes_hold_up_reads(lab):
+    # Reads and writes share the bus: a read issued behind eight 1 MiB
+    # writes (1.05 s of bus each at 1 MB/s) waits for them, though a read
+    # alone takes 4 us. The counters are planned at arrival: nothing here
+    # depends on how fast the guest runs, only on its issuing the read
+    # while two writes are still queued (2.1 s of bus).
+    m = medium(lab, ModelFlash, 64, read_lat_us=0, write_lat_us=0, read_mbps=1000,
+               write_mbps=1)
+    m.clear_stats()
+    writer = subprocess.Popen(["fio", "--name=w", f"--filename={m.path}", "--rw=write",
+                               "--bs=1M", "--size=8M", "--iodepth=8", "--direct=1",
+                               "--ioengine=libaio", "--output=/dev/null"])
+    try:
+        n2l.wait_for(lambda: m.status()["write"]["bytes"] == 8 * MB, timeout=60,
+                     what="the writes queued in the model")
+        queued = m.status()["queued"]
+        sh(f"dd if={m.path} of=/dev/null bs=4k count=1 skip=100 iflag=direct status=none")
+        read = m.status()["read"]
+    finally:
+        writer.wait(timeout=300)
+    print(f"flash: a 4k read behind {queued} queued 1 MiB writes: "
+          f"{read['service_us']} us of service")
+    assert queued >= 2, f"the guest was too slow to test anything: {queued} writes queued"
+    assert read["requests"] == 1 and read["service_us"] >= 1000000, read
+    m.clear_stats()
+    sh(f"dd if={m.path} of=/dev/null bs=4k count=1 skip=100 iflag=direct status=none")
+    assert m.status()["read"]["service_us"] <= 5, m.status()
+
+
+def test_flash_request_cost_is_fixed_plus_bytes(lab):
+    # A request's bus time is its direction's fixed cost plus its bytes
+    # over the bandwidth, then the latency: at QD1, exactly that, for a
+    # page as for 1 MiB, which reaches the model as one request. One fio,
+    # its four jobs one after the other.
+    keys = {"read": (100, 200, 100), "write": (150, 300, 50)}  # lat, req, mbps
+    m = medium(lab, ModelFlash, 64, **{f"{d}_{k}": v for d, ks in keys.items()
+                                      for k, v in zip(("lat_us", "req_us", "mbps"), ks)})
+    sh(f"dd if=/dev/zero of={m.path} bs=1M count=16 oflag=direct status=none")
+    cases = [(d, bs) for d in keys for bs in ("4k", "1M")]
+    jobs = " ".join(f"--name={d}{bs} --rw={d} --bs={bs} --stonewall" for d, bs in cases)
+    out = "/tmp/n2l/fio-media.json"
+    m.clear_stats()
+    p = run(f"fio --filename={m.path} --direct=1 --ioengine=libaio --iodepth=1 "
+            f"--size=16M --runtime=1 --time_based --output-format=json --output={out} "
+            f"{jobs}", timeout=600)
+    assert p.returncode == 0, p.stderr
+    fio_jobs = {j["jobname"]: j for j in json.load(open(out))["jobs"]}
+    st = m.status()
+    for d, (lat, req, mbps) in keys.items():
+        ios = {bs: fio_jobs[f"{d}{bs}"][d]["total_ios"] for bs in ("4k", "1M")}
+        per_ns = {bs: (lat + req) * 1000 + n * 1000 // mbps
+                  for bs, n in (("4k", 4096), ("1M", MB))}
+        print(f"flash {d} QD1: {ios} requests of 4k and 1M; model "
+              f"{per_ns['4k'] / 1000:.0f} and {per_ns['1M'] / 1000:.0f} us each")
+        assert st[d]["requests"] == ios["4k"] + ios["1M"], f"a request split: {st[d]}"
+        assert st[d]["bytes"] == ios["4k"] * 4096 + ios["1M"] * MB, st[d]
+        assert st[d]["service_us"] == sum(n * per_ns[bs] for bs, n in ios.items()) // 1000, \
+            st[d]
+        for bs in ios:
+            assert fio_jobs[f"{d}{bs}"][d]["lat_ns"]["min"] >= per_ns[bs], \
+                f"{d} {bs} completed before its bus time and latency"
 
 
 # ----------------------------------------------------------------------------

@@ -2,21 +2,27 @@
 """The media calibration every run starts with, and its gate.
 
 fio measures reads and writes, random and sequential, at queue depth 1
-and 32, 4 KiB each, on every medium the profile uses, as its
-configurations use it: Network RAM over the same servers and links, NBD
-over its link, Flash and the disk through the n2lmedia models.
+and 32, 4 KiB each, and sequential 1 MiB reads and writes at queue depth
+1 and 32 (profiles.CALIBRATION_CASES), on every medium the profile uses,
+as its configurations use it: Network RAM over the same servers and
+links, NBD over its link, Flash and the disk (4 KiB only) through the
+n2lmedia models.
 
 Network RAM is what it is: the link's shape and the guest's TCP stack.
 The paper's device table sets Flash against it (reads 1.08 times
-Network RAM's time, writes 1.62 times), so Flash is set from Network
-RAM as measured: each direction's latency makes a QD1 request take its
-share longer (less what the guest itself costs a request through a
-model of no delay), its bandwidth makes a QD32 stream take its share
-longer. The disk is the model's 7200 rpm disk: about 8 ms a random
-request, one at a time, sequential ones 50 or more times cheaper.
+Network RAM's time, writes 1.62 times; a profile's flash_speed "fast":
+0.833 both ways), so Flash is set from Network RAM as measured
+(profiles.flash_keys()): the fixed cost and bandwidth of a request's
+bus time make 4 KiB and 1 MiB QD32 streams take their share longer, the
+latency a page at QD1 (less what the guest itself costs a request
+through a model of no delay); a lone 1 MiB request gets the page's
+latency, and the gate checks where that puts it. The disk is the model's 7200 rpm disk:
+about 8 ms a random request, one at a time, sequential ones 50 or more
+times cheaper.
 
 Every case gets a target (profiles.targets(); for a merged sequential
-stream only a bound); one measured more than profiles.TOLERANCE off
+4 KiB stream only a bound), 1 MiB as 4 KiB; one measured more than
+profiles.TOLERANCE off
 stops the run (gate()) where timing is exact, under instruction
 counting. On a noisy wall clock the figures are recorded and the gate
 only reported. results.json keeps per medium and case `target` and
@@ -27,28 +33,37 @@ import n2llab
 import profiles
 from nswap2l import table_line
 
-REGION_MB = 16
+# A 1 MiB stream at QD32 keeps 32 MiB in flight: over a region of twice
+# that, no two of its writes are in flight to one slot, which a swap
+# device never sees and Network RAM pays dearly for (over 16 MiB, 1 MiB
+# writes cost 14.6 ms each at QD32 against 9.9 at QD1).
+REGION_MB = 64
 RAMP = "250ms"
-# fio's time-based IOPS count the drain of the queue at the end: 32
-# requests of 8 ms, 256 ms more on the disk. Idle time costs nothing under
-# instruction counting, so the disk gets long enough runs for that to be
-# 3%.
+# A random request costs the disk 8 ms: 125 a second. Idle time costs
+# nothing under instruction counting, so the disk gets long enough runs
+# for a thousand seeks.
 DISK_RUNTIME = 8
+# What the guest costs a request through a model of no delay: the QD1
+# cases flash_keys() takes it from.
+ZERO_CASES = (("read", "rand", 1, "4k"), ("write", "rand", 1, "4k"))
 
 
 def measure(path, runtime, cases=profiles.CALIBRATION_CASES):
-    """Precondition, then {case: us per request} (1 / IOPS: at QD1 the
-    latency, at QD32 the time a request costs a full queue) for each of
-    cases, (rw, pattern, queue depth). A queue of 32 fills in well under
-    RAMP; under instruction counting a second holds thousands of requests
-    of every medium but the disk, and repeats exactly."""
+    """Precondition, then {case: us per request} (at QD1 the latency, at
+    QD32 the time a request costs a full queue: n2lbench.us_per_request)
+    for each of cases, (rw, pattern, queue depth[, block size]: 4 KiB
+    if left out, as callers that measure one 4 KiB case have it). A
+    queue of 32 fills in well under RAMP; under instruction counting a
+    second holds thousands of 4 KiB requests of every medium but the disk, and
+    about a hundred of 1 MiB, and repeats exactly."""
     n2lbench.fio(path, "write", "1M", 4, REGION_MB, runtime=None)
     out = {}
-    for rw, pattern, qd in cases:
-        name = profiles.case_name(rw, pattern, qd)
-        iops, _ = n2lbench.fio(path, name.split()[0], "4k", qd, REGION_MB,
+    for case in cases:
+        rw, pattern, qd, bs = (*case, "4k")[:4]
+        name = profiles.case_name(rw, pattern, qd, bs)
+        res = n2lbench.fio_job(path, name.split()[0], bs, qd, REGION_MB,
                                runtime=runtime, ramp=RAMP)
-        out[name] = round(1e6 / iops, 1) if iops else None
+        out[name] = n2lbench.us_per_request(res, qd)
     return out
 
 
@@ -83,10 +98,10 @@ def netram_topology(profile):
     return dev, parts
 
 
-def measure_then_remove(medium, runtime):
+def measure_then_remove(medium, runtime, cases=profiles.CALIBRATION_CASES):
     """measure() a medium made for it, and remove it whatever happens."""
     try:
-        return measure(medium.path, runtime)
+        return measure(medium.path, runtime, cases)
     finally:
         medium.remove()
 
@@ -116,15 +131,17 @@ def media(profile, runtime=1):
     # the model's own defaults are 100 us: no delay at all, unlimited
     zero_us = measure_then_remove(configs.flash(profile, REGION_MB, "calib-zero",
                                                 keys={"read_lat_us": 0, "write_lat_us": 0}),
-                                  runtime)
+                                  runtime, ZERO_CASES)
     calib["flash_zero_model"] = zero_us
     calib["flash_keys"] = profiles.flash_keys(netram, zero_us, profile.flash_speed)
+    calib["flash_speed"] = profile.flash_speed
     if "flash" in used:
         f = configs.flash(profile, REGION_MB, "calib-flash", keys=calib["flash_keys"])
         record(calib, "flash", measure_then_remove(f, runtime), netram, profile)
     if "disk" in used:
         d = configs.disk(profile, REGION_MB, "calib-disk")
-        record(calib, "disk", measure_then_remove(d, DISK_RUNTIME), netram, profile)
+        record(calib, "disk", measure_then_remove(d, DISK_RUNTIME, profiles.SMALL_CASES),
+               netram, profile)
     if "nbd" in used:
         calibrate_nbd(calib, profile, netram, runtime)
     return calib

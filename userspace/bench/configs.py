@@ -8,6 +8,9 @@ from nswap2l import MEDIA, SLOT_BYTES, table_line
 
 SERVERS = profiles.SERVERS
 SWAP_PRIORITY = 100
+# Page servers in another guest, if the run uses those (use_remote()):
+# {MiB each: [addr:port] * SERVERS}. Empty: servers in this guest.
+REMOTE = {}
 
 
 def flash(profile, mb, name, keys=None):
@@ -35,6 +38,48 @@ def network(profile):
 def page_servers(link, mb_each):
     """configs.SERVERS nswapd behind link, each donating mb_each MiB."""
     return [n2llab.nswapd(link, mb_each, port=7070 + i) for i in range(SERVERS)]
+
+
+def server_mb(cfg, total_mb):
+    """What each of the SERVERS donates for total_mb of Network RAM:
+    n2l-<policy> and Nswap at least 4 MiB (as ever: Nswap2L's Network RAM
+    is then 8 MiB at quick's limit, not netram_share of it, which the
+    report states); a share of the footprint as close to it as whole MiB
+    on each server allow."""
+    if cfg.netram is None or cfg.netram == "all":
+        return max(4, total_mb // SERVERS)
+    return max(1, -(-total_mb // SERVERS))
+
+
+def remote_plan(profile, first_port=7070):
+    """[(port, MiB)]: the page servers another guest must run for every
+    configuration of the profile, SERVERS of each size, whether a device
+    serves all the profile's workloads or one of them."""
+    sizes = set()
+    for name in profile.configs:
+        cfg = profiles.config(name)
+        for wls in [profile.workloads] + [(w,) for w in profile.workloads]:
+            total = profile.netram_mb(cfg, wls)
+            if total:
+                sizes.add(server_mb(cfg, total))
+    return [(first_port + i, mb) for i, mb in enumerate(m for m in sorted(sizes) for _ in range(SERVERS))]
+
+
+def use_remote(addr, plan):
+    """From now on devices use the page servers of plan (remote_plan())
+    at addr, in another guest, instead of servers of their own; None:
+    servers in this guest again."""
+    REMOTE.clear()
+    for port, mb in plan or ():
+        REMOTE.setdefault(mb, []).append(f"{addr}:{port}")
+
+
+class RemoteServer:
+    """A page server in another guest: there before the device, there
+    after it (the device frees what it stored when it goes)."""
+
+    def __init__(self, name):
+        self.name = name
 
 
 def remove_parts(parts):
@@ -75,18 +120,13 @@ class SwapTarget:
         self.parts.append(part)
         return part
 
-    def _servers(self, mb_each):
+    def _servers(self, each):
+        if REMOTE:
+            if each not in REMOTE:
+                raise ValueError(f"no remote page servers of {each} MiB: {REMOTE}")
+            return [RemoteServer(name) for name in REMOTE[each]]
         link = self._keep(network(self.profile))
-        return [self._keep(srv) for srv in page_servers(link, mb_each)]
-
-    def _mb_each(self, total_mb):
-        """What each server donates: n2l-<policy> and Nswap at least 4 MiB
-        (as ever: Nswap2L's Network RAM is then 8 MiB at quick's limit,
-        not netram_share of it, which the report states); a share of the
-        footprint as close to it as whole MiB on each server allow."""
-        if self.cfg.netram is None or self.cfg.netram == "all":
-            return max(4, total_mb // SERVERS)
-        return max(1, -(-total_mb // SERVERS))
+        return [self._keep(srv) for srv in page_servers(link, each)]
 
     def _flash(self, mb):
         return self._keep(flash(self.profile, mb, "bench-flash"))
@@ -99,7 +139,7 @@ class SwapTarget:
         the rest; Nswap and the single-medium configurations: one medium
         holding it all."""
         netram_mb = self.profile.netram_mb(self.cfg, self.workloads)
-        servers = self._servers(self._mb_each(netram_mb)) if netram_mb else []
+        servers = self._servers(server_mb(self.cfg, netram_mb)) if netram_mb else []
         flash = self._flash(swap_mb) if "flash" in self.media else None
         disk = self._disk(swap_mb) if "disk" in self.media else None
         args = self.profile.prefetch_args if self.prefetch not in (None, "none") else ()

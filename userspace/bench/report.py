@@ -332,6 +332,15 @@ def n2l_netram_text(prof):
             f"is {asked} MiB, at least 4 MiB a server)")
 
 
+def flash_ratio_text(run):
+    """Flash's ratios to Network RAM at the run's flash_speed (a run from
+    before flash_speed: the paper's)."""
+    speed = (run["environment"].get("calibration") or {}).get("flash_speed", "paper")
+    r = profiles.flash_ratio(speed)
+    return f"{r['read']} (reads) and x {r['write']} (writes), flash_speed {speed}" + (
+        ", the paper's ratios" if speed == "paper" else "")
+
+
 def calibration_table(run):
     """Each guest's calibration: per medium and case the target and what
     fio measured, in us per request (1 / IOPS)."""
@@ -439,11 +448,12 @@ def report_md(run, plots):
     lines += ["", "## Failed or wrong runs", ""] + bad_lines(run)
     lines += ["", "## Environment", ""] + environment_lines(run)
     lines += ["", "## Media calibration", "",
-              "fio, 4 KiB requests, us per request (1 / IOPS). Network RAM over the "
-              "servers and links the configurations use is the reference: Flash's "
-              f"targets are its times x {profiles.FLASH_RATIO['read']} (reads) and "
-              f"x {profiles.FLASH_RATIO['write']} (writes), the paper's ratios (for a "
-              "merged sequential stream at QD32, a bound: Flash no faster than that); the "
+              "fio, 4 KiB requests and sequential 1 MiB ones (the disk: 4 KiB), us "
+              "per request (the runtime over the requests completed plus those still "
+              "queued). Network RAM over the servers and links the configurations "
+              "use is the reference: Flash's targets are its times x "
+              f"{flash_ratio_text(run)}, both sizes (for a merged sequential 4 KiB "
+              "stream at QD32, a bound: Flash no faster than that); the "
               "disk's are its model's mean random request and 1/"
               f"{profiles.DISK_SEQ_OVER_RANDOM} of it for sequential ones. A case "
               f"more than {profiles.TOLERANCE:.0%} off stops an instruction-counted "

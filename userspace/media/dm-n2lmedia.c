@@ -12,6 +12,9 @@
  *   service    the time a request occupies the medium: flash, from the
  *              moment it gets a service slot until it completes; disk,
  *              seek, rotation and transfer
+ *   bus time   what a flash request holds the device's one bus (its
+ *              controller and channels) for: a fixed cost per request plus
+ *              its bytes over its direction's bandwidth
  *   direction  read or write; flushes and discards count as writes
  *
  * Constructor
@@ -25,14 +28,26 @@
  *
  *   flash: each direction has read_qd or write_qd service slots. A request
  *   of S bytes starts when one of its direction's slots is free (requests
- *   that find none wait in FIFO order), occupies its direction's transfer
- *   bus for S / mbps (one transfer at a time per direction), and completes
- *   the direction's latency after its transfer ends. Reads and writes do
- *   not wait for each other.
+ *   that find none wait in FIFO order), then holds the bus for its bus
+ *   time, req_us + S / mbps of its direction, and completes its
+ *   direction's latency after that. The bus is one for both directions
+ *   and serves requests one at a time in arrival order (one that waits
+ *   for a slot holds up those behind it), as an SSD's controller and
+ *   channels serve reads and writes alike: a stream of writes slows the
+ *   reads issued behind it, and the two directions together never move
+ *   more than the bus can.
+ *
+ *   The fixed cost is what makes one model right for small and large
+ *   requests at once: a 4 KiB request's bus time is mostly req_us, a
+ *   1 MiB one's mostly its bytes. The benchmark sets req_us and mbps so
+ *   that both sizes keep their ratio to Network RAM's time
+ *   (userspace/bench/profiles.py, flash_keys()).
  *
  *   key            default  meaning
- *   read_lat_us    100      latency of a read after its transfer
- *   write_lat_us   100      latency of a write after its transfer
+ *   read_lat_us    100      latency of a read after its bus time
+ *   write_lat_us   100      latency of a write after its bus time
+ *   read_req_us    0        bus time of every read besides its bytes
+ *   write_req_us   0        bus time of every write besides its bytes
  *   read_mbps      0        read bandwidth, 10^6 bytes/s; 0 is unlimited
  *   write_mbps     0        write bandwidth; 0 is unlimited
  *   read_qd        32       reads in service at once (1 to 1024)
@@ -58,8 +73,9 @@
  *   requests cost 41 us, 195 times fewer.
  *
  *   Flushes and discards are requests of 0 bytes: no transfer, no seek,
- *   served in their turn. Discards are advertised only when the backing
- *   device takes them. The logical block size is at least 4096.
+ *   served in their turn (on flash, a write's req_us of bus). Discards
+ *   are advertised only when the backing device takes them. The logical
+ *   block size is at least 4096.
  *
  * Status
  *
@@ -84,7 +100,7 @@
  *
  * Examples
  *
- *   dmsetup create flash --table "0 131072 n2lmedia /dev/nullb0 0 flash 4 read_lat_us 80 write_lat_us 130"
+ *   dmsetup create flash --table "0 131072 n2lmedia /dev/nullb0 0 flash 8 read_lat_us 80 write_lat_us 130 read_req_us 50 read_mbps 110"
  *   dmsetup create disk --table "0 524288 n2lmedia /dev/nullb1 0 disk 0"
  *
  * Timing: map() plans each bio's due time from the model's state, under
@@ -114,7 +130,7 @@
 #define MEDIA_MAX_QD	1024
 
 /* Key indices: flash keys alternate read and write, so + dir works. */
-enum { FLASH_LAT, FLASH_MBPS = 2, FLASH_QD = 4, FLASH_NR_KEYS = 6 };
+enum { FLASH_LAT, FLASH_REQ = 2, FLASH_MBPS = 4, FLASH_QD = 6, FLASH_NR_KEYS = 8 };
 enum { DISK_MBPS, DISK_SEEK_MIN, DISK_SEEK_MAX, DISK_RPM, DISK_NR_KEYS };
 #define MEDIA_MAX_KEYS FLASH_NR_KEYS
 
@@ -134,6 +150,8 @@ struct media_key {
 static const struct media_key flash_keys[FLASH_NR_KEYS] = {
 	US_KEY("read_lat_us", 100),
 	US_KEY("write_lat_us", 100),
+	US_KEY("read_req_us", 0),
+	US_KEY("write_req_us", 0),
 	MBPS_KEY("read_mbps", 0, 0),
 	MBPS_KEY("write_mbps", 0, 0),
 	QD_KEY("read_qd"),
@@ -150,17 +168,24 @@ static const struct media_key disk_keys[DISK_NR_KEYS] = {
 /* A flash direction: its costs and its service slots. */
 struct flash_dir {
 	u64 lat_ns;
+	u64 req_ns;		/* bus time of a request besides its bytes */
 	unsigned int mbps;	/* 0: unlimited */
 	unsigned int qd;
-	ktime_t bus_free;	/* when the last transfer ends */
 	/*
 	 * The done time of the last request in each slot. A request's done
-	 * time is its transfer's end plus the direction's one latency, and
-	 * transfers end in arrival order, so done times never decrease: the
-	 * slot used qd requests ago, slot_free[slot_next], frees first.
+	 * time is its bus time's end plus the direction's one latency, and
+	 * the bus serves requests in arrival order, so done times never
+	 * decrease: the slot used qd requests ago, slot_free[slot_next],
+	 * frees first.
 	 */
 	ktime_t *slot_free;
 	unsigned int slot_next;
+};
+
+/* Flash: two directions over one bus. */
+struct flash_state {
+	struct flash_dir dir[2];
+	ktime_t bus_free;	/* when the last request's bus time ends */
 };
 
 struct disk_state {
@@ -212,7 +237,7 @@ struct media_c {
 	struct bio_list ready;	/* due, for the worker, in due order */
 	unsigned int queued;	/* bios in queue[] */
 	ktime_t timer_due;	/* what the timer is armed for, or KTIME_MAX */
-	struct flash_dir flash[2];
+	struct flash_state flash;
 	struct disk_state disk;
 	struct media_stats stats[2];
 };
@@ -252,9 +277,10 @@ static int flash_setup(struct dm_target *ti, struct media_c *mc)
 	int dir;
 
 	for (dir = READ; dir <= WRITE; dir++) {
-		struct flash_dir *fd = &mc->flash[dir];
+		struct flash_dir *fd = &mc->flash.dir[dir];
 
 		fd->lat_ns = (u64)mc->args[FLASH_LAT + dir] * NSEC_PER_USEC;
+		fd->req_ns = (u64)mc->args[FLASH_REQ + dir] * NSEC_PER_USEC;
 		fd->mbps = mc->args[FLASH_MBPS + dir];
 		fd->qd = mc->args[FLASH_QD + dir];
 		fd->slot_free = kcalloc(fd->qd, sizeof(*fd->slot_free), GFP_KERNEL);
@@ -266,17 +292,23 @@ static int flash_setup(struct dm_target *ti, struct media_c *mc)
 	return 0;
 }
 
+/*
+ * A request's slot, then its turn on the bus shared by both directions,
+ * then its latency. Both directions take the bus in arrival order, so
+ * bus ends, and with them each direction's done times, never decrease.
+ */
 static ktime_t flash_plan(struct media_c *mc, int dir, sector_t pos,
 			  unsigned int bytes, ktime_t now)
 {
-	struct flash_dir *fd = &mc->flash[dir];
+	struct flash_state *fs = &mc->flash;
+	struct flash_dir *fd = &fs->dir[dir];
 	ktime_t *slot = &fd->slot_free[fd->slot_next];
 	ktime_t start = max(now, *slot);
-	ktime_t xfer_end = ktime_add_ns(max(start, fd->bus_free),
-					transfer_ns(bytes, fd->mbps));
-	ktime_t done = ktime_add_ns(xfer_end, fd->lat_ns);
+	ktime_t bus_end = ktime_add_ns(max(start, fs->bus_free),
+				       fd->req_ns + transfer_ns(bytes, fd->mbps));
+	ktime_t done = ktime_add_ns(bus_end, fd->lat_ns);
 
-	fd->bus_free = xfer_end;
+	fs->bus_free = bus_end;
 	*slot = done;
 	fd->slot_next = (fd->slot_next + 1) % fd->qd;
 	__media_account(mc, dir, bytes, ktime_sub(done, start));
@@ -287,10 +319,10 @@ static void flash_reset(struct media_c *mc)
 {
 	int dir;
 
+	mc->flash.bus_free = 0;
 	for (dir = READ; dir <= WRITE; dir++) {
-		struct flash_dir *fd = &mc->flash[dir];
+		struct flash_dir *fd = &mc->flash.dir[dir];
 
-		fd->bus_free = 0;
 		memset(fd->slot_free, 0, fd->qd * sizeof(*fd->slot_free));
 	}
 }
@@ -363,7 +395,7 @@ static const struct media_model media_models[] = {
 		.name = "flash",
 		.keys = flash_keys,
 		.nr_keys = FLASH_NR_KEYS,
-		.unknown_key = "Unknown flash argument: read_lat_us, write_lat_us, read_mbps, write_mbps, read_qd or write_qd",
+		.unknown_key = "Unknown flash argument: read_lat_us, write_lat_us, read_req_us, write_req_us, read_mbps, write_mbps, read_qd or write_qd",
 		.nr_queues = 2,
 		.setup = flash_setup,
 		.plan = flash_plan,
@@ -502,8 +534,8 @@ static void media_dtr(struct dm_target *ti)
 	}
 	if (mc->dev)
 		dm_put_device(ti, mc->dev);
-	kfree(mc->flash[READ].slot_free);
-	kfree(mc->flash[WRITE].slot_free);
+	kfree(mc->flash.dir[READ].slot_free);
+	kfree(mc->flash.dir[WRITE].slot_free);
 	kfree(mc);
 }
 
@@ -777,7 +809,7 @@ static void media_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type media_target = {
 	.name = "n2lmedia",
-	.version = {1, 0, 0},
+	.version = {1, 1, 0},
 	.module = THIS_MODULE,
 	.ctr = media_ctr,
 	.dtr = media_dtr,
