@@ -22,6 +22,7 @@
  *   - marks the slots of groups left with no server as lost.
  */
 #include <linux/delay.h>
+#include <linux/moduleparam.h>
 #include <linux/sched/mm.h>
 
 #include "nswap2l.h"
@@ -31,6 +32,37 @@
 #define N2L_REPAIR_MAX_MS	30000	/* ... when none of it could be done */
 #define N2L_MENDERS		8	/* runs mended side by side */
 #define N2L_MEND_PAGES		16	/* longest run a mender takes at once */
+
+/*
+ * Pauses for tests only: tests/vm sets them to hold a race window open
+ * long enough to make the race happen every time (test_faults.py). Off
+ * (0) unless a test sets them; nothing else should.
+ */
+enum n2l_test_site {
+	N2L_TEST_INSTALL = 1,	/* a MOVED's or RETURN's run, before it installs */
+	N2L_TEST_KICK = 2,	/* n2l_repair_kick, about to queue the repair */
+	N2L_TEST_REPAIR = 4,	/* the repair work, as it starts */
+};
+
+static unsigned int test_delay_ms;
+module_param(test_delay_ms, uint, 0644);
+MODULE_PARM_DESC(test_delay_ms,
+		 "Testing only: pause this long at the places test_delay_at names");
+static unsigned int test_delay_at;
+module_param(test_delay_at, uint, 0644);
+MODULE_PARM_DESC(test_delay_at,
+		 "Testing only: where to pause (bits): 1 a MOVED or RETURN before it installs, 2 a repair kick before it queues, 4 the repair work as it starts");
+
+/* A pause at @site if a test asked for one; never where we may not sleep. */
+static void test_delay(unsigned int site, const char *what)
+{
+	unsigned int ms = READ_ONCE(test_delay_ms);
+
+	if (!ms || !(READ_ONCE(test_delay_at) & site) || irqs_disabled())
+		return;
+	pr_info("nswap2l: test delay: %u ms %s\n", ms, what);
+	msleep(ms);
+}
 
 static const char *store_name(struct n2l_store *s)
 {
@@ -45,8 +77,10 @@ static void server_name(struct n2l_store *s, unsigned int idx, char *buf)
 
 void n2l_repair_kick(struct n2l_store *s)
 {
-	if (!READ_ONCE(s->netram.stopping))
+	if (!READ_ONCE(s->netram.stopping)) {
+		test_delay(N2L_TEST_KICK, "before a repair kick queues");
 		mod_delayed_work(s->netram.repair_wq, &s->netram.repair, 0);
+	}
 }
 
 /* Copies of @idx that are gone (@copies), out of their slots' groups. */
@@ -246,8 +280,10 @@ static int moved_run(struct n2l_store *s, unsigned int from, unsigned int to,
 	err = here ? n2l_netram_get_sync(s, to, c->key, n, c->vers, buf, 0) : 0;
 	if (!err)
 		err = n2l_net_claim(s->netram.net, to, c, n);
-	if (!err && here)
+	if (!err && here) {
+		test_delay(N2L_TEST_INSTALL, "before a MOVED installs");
 		err = n2l_relocate(s, &r);
+	}
 	if (here) {
 		spin_lock_irq(&s->lock);
 		__n2l_group_put(s, r.group);
@@ -310,6 +346,7 @@ static int returned_run(struct n2l_store *s, unsigned int from,
 	r.data = n2l_sub_bio(s, pages, at, n);
 	if (!n2l_relocate_pick(s, &r, 1) && !others)
 		r.to = N2L_NONE;
+	test_delay(N2L_TEST_INSTALL, "before a RETURN installs");
 	err = n2l_relocate(s, &r);
 	bio_put(r.data);
 	spin_lock_irq(&s->lock);
@@ -642,6 +679,7 @@ static void repair_work(struct work_struct *w)
 	struct repair_plan *p = s->netram.plan;
 	int done = 0;
 
+	test_delay(N2L_TEST_REPAIR, "as the repair work starts");
 	make_plan(s, p);
 	if (p->any)
 		done = repair_pass(s, p);
