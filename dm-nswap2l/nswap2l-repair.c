@@ -75,12 +75,31 @@ static void server_name(struct n2l_store *s, unsigned int idx, char *buf)
 		snprintf(buf, N2L_ADDR_LEN, "#%u", idx);
 }
 
+/*
+ * Queue the repair work: @now, or after its own delay (if it is not
+ * queued already). Never once the device stops: the check and the
+ * queueing are one step under kick_lock, so that nothing queues it after
+ * n2l_repair_stop() has cancelled it. Any context: the I/O path kicks
+ * under the store's lock.
+ */
+static void repair_queue(struct n2l_store *s, bool now)
+{
+	struct n2l_netram *nr = &s->netram;
+	unsigned long flags;
+
+	spin_lock_irqsave(&nr->kick_lock, flags);
+	if (!nr->stopping && now)
+		mod_delayed_work(nr->repair_wq, &nr->repair, 0);
+	else if (!nr->stopping)
+		queue_delayed_work(nr->repair_wq, &nr->repair,
+				   msecs_to_jiffies(nr->repair_delay));
+	spin_unlock_irqrestore(&nr->kick_lock, flags);
+}
+
 void n2l_repair_kick(struct n2l_store *s)
 {
-	if (!READ_ONCE(s->netram.stopping)) {
-		test_delay(N2L_TEST_KICK, "before a repair kick queues");
-		mod_delayed_work(s->netram.repair_wq, &s->netram.repair, 0);
-	}
+	test_delay(N2L_TEST_KICK, "before a repair kick queues");
+	repair_queue(s, true);
 }
 
 /* Copies of @idx that are gone (@copies), out of their slots' groups. */
@@ -690,9 +709,8 @@ static void repair_work(struct work_struct *w)
 					     N2L_REPAIR_MAX_MS);
 	else
 		s->netram.repair_delay = N2L_REPAIR_MS;
-	if ((p->any || s->netram.draining) && !READ_ONCE(s->netram.stopping))
-		queue_delayed_work(s->netram.repair_wq, &s->netram.repair,
-				   msecs_to_jiffies(s->netram.repair_delay));
+	if (p->any || s->netram.draining)
+		repair_queue(s, false);
 	memalloc_noio_restore(noio);
 }
 
@@ -702,6 +720,7 @@ int n2l_repair_init(struct n2l_store *s)
 	unsigned int i;
 
 	INIT_DELAYED_WORK(&nr->repair, repair_work);
+	spin_lock_init(&nr->kick_lock);
 	nr->repair_delay = N2L_REPAIR_MS;
 	nr->plan = kzalloc(sizeof(*nr->plan), GFP_KERNEL);
 	nr->menders = kcalloc(N2L_MENDERS, sizeof(*nr->menders), GFP_KERNEL);
@@ -721,9 +740,16 @@ int n2l_repair_init(struct n2l_store *s)
 	return 0;
 }
 
+/*
+ * No repair runs after this, nor starts: an event work of the client may
+ * still kick it until n2l_net_destroy() has flushed them all, and would
+ * otherwise queue a repair that runs without a client.
+ */
 void n2l_repair_stop(struct n2l_store *s)
 {
+	spin_lock_irq(&s->netram.kick_lock);
 	WRITE_ONCE(s->netram.stopping, true);
+	spin_unlock_irq(&s->netram.kick_lock);
 	if (s->netram.repair_wq)
 		cancel_delayed_work_sync(&s->netram.repair);
 }
