@@ -238,18 +238,19 @@ static void ev_away(void *owner, unsigned int idx)
 }
 
 /*
- * The entries from @i that form one run for moves: consecutive keys, one
- * version, and (looked up under the lock) the same slot map location.
+ * The entries of @c that form one run for moves: consecutive keys, one
+ * version, and the same slot map location (*@first), up to @count.
  */
-static u32 run_of(struct n2l_store *s, const struct n2l_copy *c, u32 i,
-		  u32 count, sme_t *first)
+static u32 __run_of(struct n2l_store *s, const struct n2l_copy *c, u32 count,
+		    sme_t *first)
 {
 	u32 n = 1;
 
-	*first = slotmap_get(&s->map, to_slot(c[i].key));
-	while (i + n < count && n < N2L_MAX_PAGES &&
-	       c[i + n].key == c[i].key + n && c[i + n].vers == c[i].vers &&
-	       slotmap_get(&s->map, to_slot(c[i + n].key)) == *first)
+	lockdep_assert_held(&s->lock);
+	*first = slotmap_get(&s->map, to_slot(c[0].key));
+	while (n < count && n < N2L_MAX_PAGES &&
+	       c[n].key == c[0].key + n && c[n].vers == c[0].vers &&
+	       slotmap_get(&s->map, to_slot(c[n].key)) == *first)
 		n++;
 	return n;
 }
@@ -263,42 +264,70 @@ static bool __on_server(struct n2l_store *s, sme_t e, u64 vers,
 }
 
 /*
- * One run of a MOVED from @from to @to. Only once the pages read back
- * from @to with good seals, and are claimed there, do the slots still on
- * @from's copies point at @to's; a run already moved is claimed again and
- * left alone. FULL keeps them on @from for now.
+ * What to answer server @from, which gives up the run of @n copies at
+ * @c: OK only once no slot of it names @from's copy. The relocation that
+ * was to move them decided on the slot map as it was when the run was
+ * read; it skips slots that changed since (another server's move or
+ * hand-back of the same slots, a repair, a write in flight that may yet
+ * fail), may find no group free, or may fail to write. Told OK then,
+ * the server would drop a copy the slot map still names, perhaps the
+ * last one; told FULL, it keeps it and asks again, and the next time
+ * the run is read as it is then.
+ */
+static int answer_for(struct n2l_store *s, unsigned int from,
+		      const struct n2l_copy *c, u32 n)
+{
+	bool names = false;
+	u32 i;
+
+	spin_lock_irq(&s->lock);
+	for (i = 0; i < n && !names; i++)
+		names = __on_server(s, slotmap_get(&s->map, to_slot(c->key + i)),
+				    c->vers, from);
+	spin_unlock_irq(&s->lock);
+	return names ? N2L_ST_FULL : N2L_ST_OK;
+}
+
+/*
+ * The first run of a MOVED from @from to @to in @c (*@n of its @count
+ * copies). Only once the pages read back from @to with good seals, and
+ * are claimed there, do the slots still on @from's copies point at
+ * @to's; a run already moved is claimed again and left alone.
  */
 static int moved_run(struct n2l_store *s, unsigned int from, unsigned int to,
-		     const struct n2l_copy *c, u32 n, sme_t e, struct bio *buf)
+		     const struct n2l_copy *c, u32 count, u32 *n,
+		     struct bio *buf)
 {
 	struct n2l_reloc r = {
-		.first = to_slot(c->key), .nr = n, .vers = c->vers,
+		.first = to_slot(c->key), .vers = c->vers,
 		.to = N2L_NETRAM, .drop = { from }, .ndrop = 1,
 		.add = { to }, .nadd = 1, .add_present = true,
 	};
 	bool here, there;
+	sme_t e;
 	int err;
+	u32 i;
 
 	spin_lock_irq(&s->lock);
+	*n = __run_of(s, c, count, &e);
 	here = __on_server(s, e, c->vers, from);
 	there = __on_server(s, e, c->vers, to);
 	if (here)
 		s->netram.groups[sme_group(e)].refs++;
 	if (!here && !there) {
 		/* Written or moved since: the peer's copies are junk. */
-		u32 i;
-
-		for (i = 0; i < n; i++)
+		for (i = 0; i < *n; i++)
 			n2l_net_inval(s->netram.net, to, c->key + i, c->vers);
 	}
 	spin_unlock_irq(&s->lock);
 	if (!here && !there)
 		return N2L_ST_OK;
 
+	r.nr = *n;
 	r.group = sme_group(e);
-	err = here ? n2l_netram_get_sync(s, to, c->key, n, c->vers, buf, 0) : 0;
+	err = here ? n2l_netram_get_sync(s, to, c->key, *n, c->vers, buf, 0) : 0;
 	if (!err)
-		err = n2l_net_claim(s->netram.net, to, c, n);
+		err = n2l_net_claim(s->netram.net, to, c, *n);
 	if (!err && here) {
 		test_delay(N2L_TEST_INSTALL, "before a MOVED installs");
 		err = n2l_relocate(s, &r);
@@ -308,7 +337,7 @@ static int moved_run(struct n2l_store *s, unsigned int from, unsigned int to,
 		__n2l_group_put(s, r.group);
 		spin_unlock_irq(&s->lock);
 	}
-	return err ? N2L_ST_FULL : N2L_ST_OK;
+	return err ? N2L_ST_FULL : answer_for(s, from, c, *n);
 }
 
 static int ev_moved(void *owner, unsigned int from, unsigned int to,
@@ -318,16 +347,11 @@ static int ev_moved(void *owner, unsigned int from, unsigned int to,
 	struct bio *buf = n2l_alloc_buffer(N2L_MAX_PAGES);
 	int status = N2L_ST_OK;
 	u32 i, n;
-	sme_t e;
 
 	if (!buf)
 		return N2L_ST_FULL;
-	for (i = 0; i < count && status == N2L_ST_OK; i += n) {
-		spin_lock_irq(&s->lock);
-		n = run_of(s, copies, i, count, &e);
-		spin_unlock_irq(&s->lock);
-		status = moved_run(s, from, to, &copies[i], n, e, buf);
-	}
+	for (i = 0; i < count && status == N2L_ST_OK; i += n)
+		status = moved_run(s, from, to, &copies[i], count - i, &n, buf);
 	n2l_free_buffer(buf);
 	if (status == N2L_ST_OK)
 		atomic64_add(count, &s->netram.moved_pages);
@@ -337,41 +361,50 @@ static int ev_moved(void *owner, unsigned int from, unsigned int to,
 }
 
 /*
- * One run of a RETURN: another server takes the place of @from in the
- * slots' group; with none, the other servers of the group keep theirs;
- * with none of those, the slots go to Flash or disk.
+ * The first run of a RETURN from @from in @c (*@n of its @count copies,
+ * their pages in @pages from @at on): another server takes the place of
+ * @from in the slots' group; with none, the other servers of the group
+ * keep theirs; with none of those, the slots go to Flash or disk.
  */
 static int returned_run(struct n2l_store *s, unsigned int from,
-			const struct n2l_copy *c, u32 n, sme_t e,
+			const struct n2l_copy *c, u32 count, u32 *n,
 			struct bio *pages, u32 at)
 {
 	struct n2l_reloc r = {
-		.first = to_slot(c->key), .nr = n, .vers = c->vers,
+		.first = to_slot(c->key), .vers = c->vers,
 		.to = N2L_NETRAM, .drop = { from }, .ndrop = 1,
 	};
 	unsigned int others;
+	sme_t e;
 	int err;
 
 	spin_lock_irq(&s->lock);
+	*n = __run_of(s, c, count, &e);
 	if (!__on_server(s, e, c->vers, from)) {
 		spin_unlock_irq(&s->lock);
-		return 0;	/* written or moved since: nothing to keep */
+		return N2L_ST_OK;	/* written or moved since: nothing to keep */
 	}
+	r.nr = *n;
 	r.group = sme_group(e);
 	s->netram.groups[r.group].refs++;
 	others = s->netram.groups[r.group].nr - 1;
 	spin_unlock_irq(&s->lock);
 
-	r.data = n2l_sub_bio(s, pages, at, n);
+	r.data = n2l_sub_bio(s, pages, at, *n);
 	if (!n2l_relocate_pick(s, &r, 1) && !others)
 		r.to = N2L_NONE;
 	test_delay(N2L_TEST_INSTALL, "before a RETURN installs");
 	err = n2l_relocate(s, &r);
+	if (err == -ENOSPC && r.to == N2L_NETRAM) {
+		/* No server took them after all, or no group was free. */
+		r.to = N2L_NONE;
+		err = n2l_relocate(s, &r);
+	}
 	bio_put(r.data);
 	spin_lock_irq(&s->lock);
 	__n2l_group_put(s, r.group);
 	spin_unlock_irq(&s->lock);
-	return err;
+	return err ? N2L_ST_FULL : answer_for(s, from, c, *n);
 }
 
 static int ev_returned(void *owner, unsigned int from,
@@ -380,7 +413,6 @@ static int ev_returned(void *owner, unsigned int from,
 {
 	struct n2l_store *s = owner;
 	u32 i, n;
-	sme_t e;
 
 	for (i = 0; i < count; i += n) {
 		if (test_bit(i, bad)) {
@@ -389,11 +421,9 @@ static int ev_returned(void *owner, unsigned int from,
 			n = 1;
 			continue;
 		}
-		spin_lock_irq(&s->lock);
-		n = run_of(s, copies, i, count, &e);
-		spin_unlock_irq(&s->lock);
-		n = min_t(u32, n, find_next_bit(bad, count, i) - i);
-		if (returned_run(s, from, &copies[i], n, e, pages, i))
+		if (returned_run(s, from, &copies[i],
+				 find_next_bit(bad, count, i) - i, &n, pages,
+				 i) != N2L_ST_OK)
 			return N2L_ST_FULL;	/* keep them; ask again later */
 	}
 	atomic64_add(count, &s->netram.returned_pages);
