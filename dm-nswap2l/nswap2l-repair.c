@@ -263,6 +263,22 @@ static bool __on_server(struct n2l_store *s, sme_t e, u64 vers,
 	       n2l_group_has(&s->netram.groups[sme_group(e)], idx);
 }
 
+/* Servers of @g but @idx that can serve reads now or soon (not away). */
+static unsigned int __live_others(struct n2l_store *s, unsigned int g,
+				  unsigned int idx)
+{
+	const struct n2l_group *grp = &s->netram.groups[g];
+	struct n2l_net_info info;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < grp->nr; i++)
+		if (grp->srv[i] != idx &&
+		    n2l_net_server_info(s->netram.net, grp->srv[i], &info) &&
+		    info.state != N2L_SRV_AWAY && info.state != N2L_SRV_STOPPED)
+			n++;
+	return n;
+}
+
 /*
  * What to answer server @from, which gives up the run of @n copies at
  * @c: OK only once no slot of it names @from's copy. The relocation that
@@ -364,7 +380,8 @@ static int ev_moved(void *owner, unsigned int from, unsigned int to,
  * The first run of a RETURN from @from in @c (*@n of its @count copies,
  * their pages in @pages from @at on): another server takes the place of
  * @from in the slots' group; with none, the other servers of the group
- * keep theirs; with none of those, the slots go to Flash or disk.
+ * that can be reached keep theirs; with none of those (an away server's
+ * copy is no copy to leave a slot with), the slots go to Flash or disk.
  */
 static int returned_run(struct n2l_store *s, unsigned int from,
 			const struct n2l_copy *c, u32 count, u32 *n,
@@ -387,7 +404,7 @@ static int returned_run(struct n2l_store *s, unsigned int from,
 	r.nr = *n;
 	r.group = sme_group(e);
 	s->netram.groups[r.group].refs++;
-	others = s->netram.groups[r.group].nr - 1;
+	others = __live_others(s, r.group, from);
 	spin_unlock_irq(&s->lock);
 
 	r.data = n2l_sub_bio(s, pages, at, *n);
@@ -512,8 +529,9 @@ static unsigned int away_members(struct n2l_store *s, unsigned int g, u8 *out)
 
 /*
  * Mend one run: read it from a copy, then give it the copies it lacks
- * (dropping a leaving or away server's), else move it to Flash or disk.
- * False if it could not be done now.
+ * (dropping a leaving or away server's), else move it to Flash or disk:
+ * always when no server has room and a drain would leave it no copy
+ * that can be read. False if it could not be done now.
  */
 static bool mend_run(struct n2l_store *s, struct n2l_reloc *r,
 		     enum repair_need need, unsigned int leaving)
@@ -524,12 +542,17 @@ static bool mend_run(struct n2l_store *s, struct n2l_reloc *r,
 
 	spin_lock_irq(&s->lock);
 	if (need == NEED_DRAIN) {
+		/*
+		 * An away server's copy is no copy to leave a slot with:
+		 * only the others that can be read count as holders.
+		 */
 		r->drop[0] = leaving;
 		r->ndrop = 1;
+		have = __live_others(s, r->group, leaving);
 	} else {
 		r->ndrop = away_members(s, r->group, r->drop);
+		have = s->netram.groups[r->group].nr - r->ndrop;
 	}
-	have = s->netram.groups[r->group].nr - r->ndrop;
 	spin_unlock_irq(&s->lock);
 
 	err = n2l_netram_read_any(s, r->group, from_slot(r->first), r->nr,
