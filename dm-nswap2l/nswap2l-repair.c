@@ -305,10 +305,28 @@ static int answer_for(struct n2l_store *s, unsigned int from,
 }
 
 /*
+ * Whether server @to may take a MOVED's copies: still a server of the
+ * device and not leaving. Seen under the lock, in the same hold that
+ * counts the move as unsettled on @to: a drain that starts after it
+ * keeps @to until the move is installed (finish_drains), and one that
+ * started before shows here (the client's draining flag is set before
+ * the store's and stays until the server is removed).
+ */
+static bool __may_take(struct n2l_store *s, unsigned int to)
+{
+	return (s->netram.present & BIT_ULL(to)) &&
+	       !(s->netram.draining & BIT_ULL(to)) &&
+	       n2l_net_usable(s->netram.net, to);
+}
+
+/*
  * The first run of a MOVED from @from to @to in @c (*@n of its @count
  * copies). Only once the pages read back from @to with good seals, and
  * are claimed there, do the slots still on @from's copies point at
- * @to's; a run already moved is claimed again and left alone.
+ * @to's; a run already moved is claimed again and left alone. Until the
+ * move is installed, @to counts it as a write of its own (unsettled): a
+ * reconciliation of @to waits for it (else it would drop the claimed
+ * pages that no slot names yet), and a drain cannot remove @to.
  */
 static int moved_run(struct n2l_store *s, unsigned int from, unsigned int to,
 		     const struct n2l_copy *c, u32 count, u32 *n,
@@ -328,8 +346,14 @@ static int moved_run(struct n2l_store *s, unsigned int from, unsigned int to,
 	*n = __run_of(s, c, count, &e);
 	here = __on_server(s, e, c->vers, from);
 	there = __on_server(s, e, c->vers, to);
-	if (here)
+	if (here && !__may_take(s, to)) {
+		spin_unlock_irq(&s->lock);
+		return N2L_ST_FULL;	/* @to leaves: @from keeps them for now */
+	}
+	if (here) {
 		s->netram.groups[sme_group(e)].refs++;
+		atomic_inc(&s->netram.unsettled[to]);
+	}
 	if (!here && !there) {
 		/* Written or moved since: the peer's copies are junk. */
 		for (i = 0; i < *n; i++)
@@ -352,6 +376,7 @@ static int moved_run(struct n2l_store *s, unsigned int from, unsigned int to,
 		spin_lock_irq(&s->lock);
 		__n2l_group_put(s, r.group);
 		spin_unlock_irq(&s->lock);
+		n2l_netram_settled(s, to);
 	}
 	return err ? N2L_ST_FULL : answer_for(s, from, c, *n);
 }
