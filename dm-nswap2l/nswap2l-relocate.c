@@ -152,7 +152,12 @@ static void __mark_lost(struct n2l_store *s, n2l_slot_t slot, sme_t e)
 	s->netram.lost_marked++;
 }
 
-static u32 install_servers(struct n2l_store *s, struct n2l_reloc *r,
+/*
+ * Step 2 for servers, under the lock, slot by slot: a slot moves only if
+ * it is still at the copies the move was decided on (the entry may have
+ * changed since). 0, or -ENOSPC if no group was free (none moved).
+ */
+static int install_servers(struct n2l_store *s, struct n2l_reloc *r,
 			   const u8 *added, unsigned int nadded)
 {
 	const u8 *keep;
@@ -193,7 +198,8 @@ static u32 install_servers(struct n2l_store *s, struct n2l_reloc *r,
 	spin_unlock_irq(&s->lock);
 	if (nadded)
 		count_moves(s, r, 0, r->nr, moved, N2L_NETRAM);
-	return moved;
+	r->moved += moved;
+	return g == -ENOSPC ? -ENOSPC : 0;
 }
 
 static int reloc_servers(struct n2l_store *s, struct n2l_reloc *r)
@@ -210,8 +216,7 @@ static int reloc_servers(struct n2l_store *s, struct n2l_reloc *r)
 	}
 	if (r->nadd && !nadded)
 		return -ENOSPC;
-	r->moved += install_servers(s, r, added, nadded);
-	return 0;
+	return install_servers(s, r, added, nadded);
 }
 
 /*----------------------------------------------------------------*/
@@ -219,7 +224,10 @@ static int reloc_servers(struct n2l_store *s, struct n2l_reloc *r)
 /*
  * Move the slots of @r, their data in r->data (unless only servers go),
  * off (r->group, r->vers). Returns 0, -ENOSPC when nothing could take
- * them, or an I/O error; r->moved counts the slots that moved.
+ * them, or an I/O error; r->moved counts the slots that moved. A slot
+ * changed since the move was decided stays as it is: 0 does not mean
+ * that every slot moved, and a caller that tells a server it may drop
+ * its copies must look at the slot map first.
  */
 int n2l_relocate(struct n2l_store *s, struct n2l_reloc *r)
 {

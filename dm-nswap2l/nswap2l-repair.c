@@ -22,6 +22,7 @@
  *   - marks the slots of groups left with no server as lost.
  */
 #include <linux/delay.h>
+#include <linux/moduleparam.h>
 #include <linux/sched/mm.h>
 
 #include "nswap2l.h"
@@ -31,6 +32,37 @@
 #define N2L_REPAIR_MAX_MS	30000	/* ... when none of it could be done */
 #define N2L_MENDERS		8	/* runs mended side by side */
 #define N2L_MEND_PAGES		16	/* longest run a mender takes at once */
+
+/*
+ * Pauses for tests only: tests/vm sets them to hold a race window open
+ * long enough to make the race happen every time (test_faults.py). Off
+ * (0) unless a test sets them; nothing else should.
+ */
+enum n2l_test_site {
+	N2L_TEST_INSTALL = 1,	/* a MOVED's or RETURN's run, before it installs */
+	N2L_TEST_KICK = 2,	/* n2l_repair_kick, about to queue the repair */
+	N2L_TEST_REPAIR = 4,	/* the repair work, as it starts */
+};
+
+static unsigned int test_delay_ms;
+module_param(test_delay_ms, uint, 0644);
+MODULE_PARM_DESC(test_delay_ms,
+		 "Testing only: pause this long at the places test_delay_at names");
+static unsigned int test_delay_at;
+module_param(test_delay_at, uint, 0644);
+MODULE_PARM_DESC(test_delay_at,
+		 "Testing only: where to pause (bits): 1 a MOVED or RETURN before it installs, 2 a repair kick before it queues, 4 the repair work as it starts");
+
+/* A pause at @site if a test asked for one; never where we may not sleep. */
+static void test_delay(unsigned int site, const char *what)
+{
+	unsigned int ms = READ_ONCE(test_delay_ms);
+
+	if (!ms || !(READ_ONCE(test_delay_at) & site) || irqs_disabled())
+		return;
+	pr_info("nswap2l: test delay: %u ms %s\n", ms, what);
+	msleep(ms);
+}
 
 static const char *store_name(struct n2l_store *s)
 {
@@ -43,10 +75,31 @@ static void server_name(struct n2l_store *s, unsigned int idx, char *buf)
 		snprintf(buf, N2L_ADDR_LEN, "#%u", idx);
 }
 
+/*
+ * Queue the repair work: @now, or after its own delay (if it is not
+ * queued already). Never once the device stops: the check and the
+ * queueing are one step under kick_lock, so that nothing queues it after
+ * n2l_repair_stop() has cancelled it. Any context: the I/O path kicks
+ * under the store's lock.
+ */
+static void repair_queue(struct n2l_store *s, bool now)
+{
+	struct n2l_netram *nr = &s->netram;
+	unsigned long flags;
+
+	spin_lock_irqsave(&nr->kick_lock, flags);
+	if (!nr->stopping && now)
+		mod_delayed_work(nr->repair_wq, &nr->repair, 0);
+	else if (!nr->stopping)
+		queue_delayed_work(nr->repair_wq, &nr->repair,
+				   msecs_to_jiffies(nr->repair_delay));
+	spin_unlock_irqrestore(&nr->kick_lock, flags);
+}
+
 void n2l_repair_kick(struct n2l_store *s)
 {
-	if (!READ_ONCE(s->netram.stopping))
-		mod_delayed_work(s->netram.repair_wq, &s->netram.repair, 0);
+	test_delay(N2L_TEST_KICK, "before a repair kick queues");
+	repair_queue(s, true);
 }
 
 /* Copies of @idx that are gone (@copies), out of their slots' groups. */
@@ -185,18 +238,19 @@ static void ev_away(void *owner, unsigned int idx)
 }
 
 /*
- * The entries from @i that form one run for moves: consecutive keys, one
- * version, and (looked up under the lock) the same slot map location.
+ * The entries of @c that form one run for moves: consecutive keys, one
+ * version, and the same slot map location (*@first), up to @count.
  */
-static u32 run_of(struct n2l_store *s, const struct n2l_copy *c, u32 i,
-		  u32 count, sme_t *first)
+static u32 __run_of(struct n2l_store *s, const struct n2l_copy *c, u32 count,
+		    sme_t *first)
 {
 	u32 n = 1;
 
-	*first = slotmap_get(&s->map, to_slot(c[i].key));
-	while (i + n < count && n < N2L_MAX_PAGES &&
-	       c[i + n].key == c[i].key + n && c[i + n].vers == c[i].vers &&
-	       slotmap_get(&s->map, to_slot(c[i + n].key)) == *first)
+	lockdep_assert_held(&s->lock);
+	*first = slotmap_get(&s->map, to_slot(c[0].key));
+	while (n < count && n < N2L_MAX_PAGES &&
+	       c[n].key == c[0].key + n && c[n].vers == c[0].vers &&
+	       slotmap_get(&s->map, to_slot(c[n].key)) == *first)
 		n++;
 	return n;
 }
@@ -209,51 +263,122 @@ static bool __on_server(struct n2l_store *s, sme_t e, u64 vers,
 	       n2l_group_has(&s->netram.groups[sme_group(e)], idx);
 }
 
+/* Servers of @g but @idx that can serve reads now or soon (not away). */
+static unsigned int __live_others(struct n2l_store *s, unsigned int g,
+				  unsigned int idx)
+{
+	const struct n2l_group *grp = &s->netram.groups[g];
+	struct n2l_net_info info;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < grp->nr; i++)
+		if (grp->srv[i] != idx &&
+		    n2l_net_server_info(s->netram.net, grp->srv[i], &info) &&
+		    info.state != N2L_SRV_AWAY && info.state != N2L_SRV_STOPPED)
+			n++;
+	return n;
+}
+
 /*
- * One run of a MOVED from @from to @to. Only once the pages read back
- * from @to with good seals, and are claimed there, do the slots still on
- * @from's copies point at @to's; a run already moved is claimed again and
- * left alone. FULL keeps them on @from for now.
+ * What to answer server @from, which gives up the run of @n copies at
+ * @c: OK only once no slot of it names @from's copy. The relocation that
+ * was to move them decided on the slot map as it was when the run was
+ * read; it skips slots that changed since (another server's move or
+ * hand-back of the same slots, a repair, a write in flight that may yet
+ * fail), may find no group free, or may fail to write. Told OK then,
+ * the server would drop a copy the slot map still names, perhaps the
+ * last one; told FULL, it keeps it and asks again, and the next time
+ * the run is read as it is then.
+ */
+static int answer_for(struct n2l_store *s, unsigned int from,
+		      const struct n2l_copy *c, u32 n)
+{
+	bool names = false;
+	u32 i;
+
+	spin_lock_irq(&s->lock);
+	for (i = 0; i < n && !names; i++)
+		names = __on_server(s, slotmap_get(&s->map, to_slot(c->key + i)),
+				    c->vers, from);
+	spin_unlock_irq(&s->lock);
+	return names ? N2L_ST_FULL : N2L_ST_OK;
+}
+
+/*
+ * Whether server @to may take a MOVED's copies: still a server of the
+ * device and not leaving. Seen under the lock, in the same hold that
+ * counts the move as unsettled on @to: a drain that starts after it
+ * keeps @to until the move is installed (finish_drains), and one that
+ * started before shows here (the client's draining flag is set before
+ * the store's and stays until the server is removed).
+ */
+static bool __may_take(struct n2l_store *s, unsigned int to)
+{
+	return (s->netram.present & BIT_ULL(to)) &&
+	       !(s->netram.draining & BIT_ULL(to)) &&
+	       n2l_net_usable(s->netram.net, to);
+}
+
+/*
+ * The first run of a MOVED from @from to @to in @c (*@n of its @count
+ * copies). Only once the pages read back from @to with good seals, and
+ * are claimed there, do the slots still on @from's copies point at
+ * @to's; a run already moved is claimed again and left alone. Until the
+ * move is installed, @to counts it as a write of its own (unsettled): a
+ * reconciliation of @to waits for it (else it would drop the claimed
+ * pages that no slot names yet), and a drain cannot remove @to.
  */
 static int moved_run(struct n2l_store *s, unsigned int from, unsigned int to,
-		     const struct n2l_copy *c, u32 n, sme_t e, struct bio *buf)
+		     const struct n2l_copy *c, u32 count, u32 *n,
+		     struct bio *buf)
 {
 	struct n2l_reloc r = {
-		.first = to_slot(c->key), .nr = n, .vers = c->vers,
+		.first = to_slot(c->key), .vers = c->vers,
 		.to = N2L_NETRAM, .drop = { from }, .ndrop = 1,
 		.add = { to }, .nadd = 1, .add_present = true,
 	};
 	bool here, there;
+	sme_t e;
 	int err;
+	u32 i;
 
 	spin_lock_irq(&s->lock);
+	*n = __run_of(s, c, count, &e);
 	here = __on_server(s, e, c->vers, from);
 	there = __on_server(s, e, c->vers, to);
-	if (here)
+	if (here && !__may_take(s, to)) {
+		spin_unlock_irq(&s->lock);
+		return N2L_ST_FULL;	/* @to leaves: @from keeps them for now */
+	}
+	if (here) {
 		s->netram.groups[sme_group(e)].refs++;
+		atomic_inc(&s->netram.unsettled[to]);
+	}
 	if (!here && !there) {
 		/* Written or moved since: the peer's copies are junk. */
-		u32 i;
-
-		for (i = 0; i < n; i++)
+		for (i = 0; i < *n; i++)
 			n2l_net_inval(s->netram.net, to, c->key + i, c->vers);
 	}
 	spin_unlock_irq(&s->lock);
 	if (!here && !there)
 		return N2L_ST_OK;
 
+	r.nr = *n;
 	r.group = sme_group(e);
-	err = here ? n2l_netram_get_sync(s, to, c->key, n, c->vers, buf, 0) : 0;
+	err = here ? n2l_netram_get_sync(s, to, c->key, *n, c->vers, buf, 0) : 0;
 	if (!err)
-		err = n2l_net_claim(s->netram.net, to, c, n);
-	if (!err && here)
+		err = n2l_net_claim(s->netram.net, to, c, *n);
+	if (!err && here) {
+		test_delay(N2L_TEST_INSTALL, "before a MOVED installs");
 		err = n2l_relocate(s, &r);
+	}
 	if (here) {
 		spin_lock_irq(&s->lock);
 		__n2l_group_put(s, r.group);
 		spin_unlock_irq(&s->lock);
+		n2l_netram_settled(s, to);
 	}
-	return err ? N2L_ST_FULL : N2L_ST_OK;
+	return err ? N2L_ST_FULL : answer_for(s, from, c, *n);
 }
 
 /*
@@ -268,15 +393,10 @@ static int ev_moved(void *owner, unsigned int from, unsigned int to,
 	struct bio *buf = s->netram.move_buf;
 	int status = N2L_ST_OK;
 	u32 i, n;
-	sme_t e;
 
 	mutex_lock(&s->netram.move_lock);
-	for (i = 0; i < count && status == N2L_ST_OK; i += n) {
-		spin_lock_irq(&s->lock);
-		n = run_of(s, copies, i, count, &e);
-		spin_unlock_irq(&s->lock);
-		status = moved_run(s, from, to, &copies[i], n, e, buf);
-	}
+	for (i = 0; i < count && status == N2L_ST_OK; i += n)
+		status = moved_run(s, from, to, &copies[i], count - i, &n, buf);
 	mutex_unlock(&s->netram.move_lock);
 	if (status == N2L_ST_OK)
 		atomic64_add(count, &s->netram.moved_pages);
@@ -286,40 +406,51 @@ static int ev_moved(void *owner, unsigned int from, unsigned int to,
 }
 
 /*
- * One run of a RETURN: another server takes the place of @from in the
- * slots' group; with none, the other servers of the group keep theirs;
- * with none of those, the slots go to Flash or disk.
+ * The first run of a RETURN from @from in @c (*@n of its @count copies,
+ * their pages in @pages from @at on): another server takes the place of
+ * @from in the slots' group; with none, the other servers of the group
+ * that can be reached keep theirs; with none of those (an away server's
+ * copy is no copy to leave a slot with), the slots go to Flash or disk.
  */
 static int returned_run(struct n2l_store *s, unsigned int from,
-			const struct n2l_copy *c, u32 n, sme_t e,
+			const struct n2l_copy *c, u32 count, u32 *n,
 			struct bio *pages, u32 at)
 {
 	struct n2l_reloc r = {
-		.first = to_slot(c->key), .nr = n, .vers = c->vers,
+		.first = to_slot(c->key), .vers = c->vers,
 		.to = N2L_NETRAM, .drop = { from }, .ndrop = 1,
 	};
 	unsigned int others;
+	sme_t e;
 	int err;
 
 	spin_lock_irq(&s->lock);
+	*n = __run_of(s, c, count, &e);
 	if (!__on_server(s, e, c->vers, from)) {
 		spin_unlock_irq(&s->lock);
-		return 0;	/* written or moved since: nothing to keep */
+		return N2L_ST_OK;	/* written or moved since: nothing to keep */
 	}
+	r.nr = *n;
 	r.group = sme_group(e);
 	s->netram.groups[r.group].refs++;
-	others = s->netram.groups[r.group].nr - 1;
+	others = __live_others(s, r.group, from);
 	spin_unlock_irq(&s->lock);
 
-	r.data = n2l_sub_bio(s, pages, at, n);
+	r.data = n2l_sub_bio(s, pages, at, *n);
 	if (!n2l_relocate_pick(s, &r, 1) && !others)
 		r.to = N2L_NONE;
+	test_delay(N2L_TEST_INSTALL, "before a RETURN installs");
 	err = n2l_relocate(s, &r);
+	if (err == -ENOSPC && r.to == N2L_NETRAM) {
+		/* No server took them after all, or no group was free. */
+		r.to = N2L_NONE;
+		err = n2l_relocate(s, &r);
+	}
 	bio_put(r.data);
 	spin_lock_irq(&s->lock);
 	__n2l_group_put(s, r.group);
 	spin_unlock_irq(&s->lock);
-	return err;
+	return err ? N2L_ST_FULL : answer_for(s, from, c, *n);
 }
 
 static int ev_returned(void *owner, unsigned int from,
@@ -328,7 +459,6 @@ static int ev_returned(void *owner, unsigned int from,
 {
 	struct n2l_store *s = owner;
 	u32 i, n;
-	sme_t e;
 
 	for (i = 0; i < count; i += n) {
 		if (test_bit(i, bad)) {
@@ -337,11 +467,9 @@ static int ev_returned(void *owner, unsigned int from,
 			n = 1;
 			continue;
 		}
-		spin_lock_irq(&s->lock);
-		n = run_of(s, copies, i, count, &e);
-		spin_unlock_irq(&s->lock);
-		n = min_t(u32, n, find_next_bit(bad, count, i) - i);
-		if (returned_run(s, from, &copies[i], n, e, pages, i))
+		if (returned_run(s, from, &copies[i],
+				 find_next_bit(bad, count, i) - i, &n, pages,
+				 i) != N2L_ST_OK)
 			return N2L_ST_FULL;	/* keep them; ask again later */
 	}
 	atomic64_add(count, &s->netram.returned_pages);
@@ -430,8 +558,9 @@ static unsigned int away_members(struct n2l_store *s, unsigned int g, u8 *out)
 
 /*
  * Mend one run: read it from a copy, then give it the copies it lacks
- * (dropping a leaving or away server's), else move it to Flash or disk.
- * False if it could not be done now.
+ * (dropping a leaving or away server's), else move it to Flash or disk:
+ * always when no server has room and a drain would leave it no copy
+ * that can be read. False if it could not be done now.
  */
 static bool mend_run(struct n2l_store *s, struct n2l_reloc *r,
 		     enum repair_need need, unsigned int leaving)
@@ -442,12 +571,17 @@ static bool mend_run(struct n2l_store *s, struct n2l_reloc *r,
 
 	spin_lock_irq(&s->lock);
 	if (need == NEED_DRAIN) {
+		/*
+		 * An away server's copy is no copy to leave a slot with:
+		 * only the others that can be read count as holders.
+		 */
 		r->drop[0] = leaving;
 		r->ndrop = 1;
+		have = __live_others(s, r->group, leaving);
 	} else {
 		r->ndrop = away_members(s, r->group, r->drop);
+		have = s->netram.groups[r->group].nr - r->ndrop;
 	}
-	have = s->netram.groups[r->group].nr - r->ndrop;
 	spin_unlock_irq(&s->lock);
 
 	err = n2l_netram_read_any(s, r->group, from_slot(r->first), r->nr,
@@ -646,6 +780,7 @@ static void repair_work(struct work_struct *w)
 	struct repair_plan *p = s->netram.plan;
 	int done = 0;
 
+	test_delay(N2L_TEST_REPAIR, "as the repair work starts");
 	make_plan(s, p);
 	if (p->any)
 		done = repair_pass(s, p);
@@ -656,9 +791,8 @@ static void repair_work(struct work_struct *w)
 					     N2L_REPAIR_MAX_MS);
 	else
 		s->netram.repair_delay = N2L_REPAIR_MS;
-	if ((p->any || s->netram.draining) && !READ_ONCE(s->netram.stopping))
-		queue_delayed_work(s->netram.repair_wq, &s->netram.repair,
-				   msecs_to_jiffies(s->netram.repair_delay));
+	if (p->any || s->netram.draining)
+		repair_queue(s, false);
 	memalloc_noio_restore(noio);
 }
 
@@ -668,6 +802,7 @@ int n2l_repair_init(struct n2l_store *s)
 	unsigned int i;
 
 	INIT_DELAYED_WORK(&nr->repair, repair_work);
+	spin_lock_init(&nr->kick_lock);
 	nr->repair_delay = N2L_REPAIR_MS;
 	nr->plan = kzalloc(sizeof(*nr->plan), GFP_KERNEL);
 	nr->menders = kcalloc(N2L_MENDERS, sizeof(*nr->menders), GFP_KERNEL);
@@ -687,9 +822,16 @@ int n2l_repair_init(struct n2l_store *s)
 	return 0;
 }
 
+/*
+ * No repair runs after this, nor starts: an event work of the client may
+ * still kick it until n2l_net_destroy() has flushed them all, and would
+ * otherwise queue a repair that runs without a client.
+ */
 void n2l_repair_stop(struct n2l_store *s)
 {
+	spin_lock_irq(&s->netram.kick_lock);
 	WRITE_ONCE(s->netram.stopping, true);
+	spin_unlock_irq(&s->netram.kick_lock);
 	if (s->netram.repair_wq)
 		cancel_delayed_work_sync(&s->netram.repair);
 }

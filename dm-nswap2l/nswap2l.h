@@ -212,6 +212,8 @@ struct n2l_netram {
 	struct workqueue_struct *mend_wq;
 	struct n2l_mender *menders;
 	unsigned int repair_delay;	/* ms, the repair work's own */
+	/* stopping, and queueing the repair (nests in the store lock) */
+	spinlock_t kick_lock;
 	bool stopping;
 
 	atomic64_t failed_reads;	/* slots whose read found no copy */

@@ -38,6 +38,16 @@ it in the log (n2llab.Process.read_log).
   --late-invals N:S     answer each of the next N INVALs S seconds late
                         (dropping its pages then), serving every other
                         request meanwhile
+  --hand-back           hand the pages of --pages back (RETURN) once, as a
+                        server that shrinks: asked again every 0.5 s while
+                        the client answers FULL (at most --tries times);
+                        on OK they are dropped and the server donates that
+                        much less
+  --move-to-peer PEER   the same, but moved to the nswapd at PEER (PEER_PUT,
+                        then MOVED naming PEER; both again after a FULL)
+
+  --pages FIRST:N       the pages --hand-back and --move-to-peer give up:
+                        those of slots [FIRST, FIRST+N) (default: all)
 
 SIGUSR2 pauses (and resumes) every connection: nothing is read or
 answered, the connections stay open (--pause-on-signal is the same
@@ -173,7 +183,7 @@ class Server:
         self.behaviour = next((b for b in ("replay_moved", "replay_return", "moved_to",
                                            "close_after_request", "store_then_drop",
                                            "reorder_puts", "early_reply", "slow_puts",
-                                           "late_invals")
+                                           "late_invals", "hand_back", "move_to_peer")
                                if getattr(args, b)), None)
 
     def fire(self):
@@ -432,6 +442,56 @@ class Conn(threading.Thread):
                 f"{p.status_name(st) if st is not None else 'no reply'}")
         log(f"replay-return: done: {returned} pages returned, {again} RETURN replayed")
 
+    def serve_for(self, seconds):
+        """Wait that long, serving the connection meanwhile (a client's
+        reads must not wait for our pause)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if not self.step(0.05):
+                raise ConnectionError("closed while we waited")
+
+    def chosen_batches(self):
+        """The batches of --pages: slots [FIRST, FIRST+N) of the client."""
+        first, n = (int(x) for x in self.srv.args.pages.split(":")) if self.srv.args.pages \
+            else (0, 1 << 62)
+        pages = [pg for pg in self.srv.store.pages_of(self.client) if first <= pg[0] < first + n]
+        return [pages[i:i + BATCH] for i in range(0, len(pages), BATCH)]
+
+    def give_up(self, what, send):
+        """Give the batches of --pages up with send(kvs, pages, seals) (the
+        id of the request), asking again while the client says FULL; on
+        OK drop them and donate that much less."""
+        given = 0
+        for batch in self.chosen_batches():
+            kvs = [(k, v) for k, v, _, _ in batch]
+            pages, seals = [b[2] for b in batch], [b[3] for b in batch]
+            for _ in range(self.srv.args.tries):
+                st = self.request_and_wait(lambda: send(kvs, pages, seals), what)
+                log(f"{what}: {len(kvs)} pages from slot {kvs[0][0]}: "
+                    f"{p.status_name(st) if st is not None else 'no reply'}")
+                if st != p.ST_FULL:
+                    break
+                self.serve_for(0.5)
+            if st == p.ST_OK:
+                # (the client may have invalidated them first)
+                self.srv.store.drop(self.client, kvs)
+                self.srv.store.capacity -= len(kvs)
+                given += len(kvs)
+        log(f"{what}: done: {given} pages given up")
+
+    def hand_back(self):
+        self.give_up("hand-back", self.conn.send_return)
+
+    def move_to_peer(self):
+        peer_addr = self.srv.args.move_to_peer
+        with p.Client.connect(peer_addr, role=p.ROLE_PEER) as peer:
+            def send(kvs, pages, seals):
+                st = peer.peer_put(*self.client, kvs, pages, seals)
+                if st != p.ST_OK:
+                    log(f"move-to-peer: PEER_PUT to {peer_addr}: {p.status_name(st)}")
+                return self.conn.send_moved(kvs, peer_addr)
+            self.give_up("move-to-peer", send)
+
     def moved_to(self):
         addr = self.srv.args.moved_to
         moved = refused = 0
@@ -513,6 +573,10 @@ def main():
     g.add_argument("--slow-puts", metavar="N:S")
     g.add_argument("--late-invals", metavar="N:S")
     g.add_argument("--pause-on-signal", action="store_true")
+    g.add_argument("--hand-back", action="store_true")
+    g.add_argument("--move-to-peer", metavar="PEER")
+    ap.add_argument("--pages", metavar="FIRST:N")
+    ap.add_argument("--tries", type=int, default=120)
     ap.add_argument("--hold-s", type=float, default=20.0)
     ap.add_argument("--early-delay-s", type=float, default=0.3)
     a = ap.parse_args()

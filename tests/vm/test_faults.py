@@ -674,6 +674,310 @@ def test_status_never_waits_behind_a_blocked_reconfiguration(lab):
 
 
 # ----------------------------------------------------------------------------
+# Issue 24: races of replicas, drains and moves. The kernel's test-only
+# pauses (module parameters test_delay_ms and test_delay_at, in
+# nswap2l-repair.c) hold a race window open, so that each race happens
+# every time.
+
+DELAY_INSTALL = 1       # a MOVED's or RETURN's run, before it installs
+DELAY_KICK = 2          # a repair kick, about to queue the repair
+DELAY_REPAIR = 4        # the repair work, as it starts
+PARAMS = "/sys/module/nswap2l/parameters"
+
+
+@pytest.fixture
+def delays():
+    """set(ms, where): pause ms at the places where names; off again after
+    the test."""
+    def set_delay(ms, where):
+        for name, value in (("test_delay_at", where), ("test_delay_ms", ms)):
+            with open(f"{PARAMS}/{name}", "w") as f:
+                f.write(str(value))
+    yield set_delay
+    set_delay(0, 0)
+
+
+def delays_taken(what):
+    """How often the kernel log says a test pause (what: its place, as the
+    log names it) began."""
+    return sum("test delay:" in line and what in line
+               for line in n2l.run("dmesg").stdout.splitlines())
+
+
+def wait_delay(what, before, timeout=60):
+    n2l.wait_for(lambda: delays_taken(what) > before, timeout=timeout,
+                 what=f"a test pause {what}")
+
+
+def new_log(srv):
+    """What the server logged since this test made it (a server's log file
+    is shared by the servers of its link in earlier tests)."""
+    return srv.read_log()[srv.since:]
+
+
+def scripted_here(lab, *args):
+    """scripted(), its log read from here on by new_log()."""
+    srv = scripted(lab, *args)
+    srv.since = len(srv.read_log())
+    return srv
+
+
+def wait_new_log(srv, text, timeout=60):
+    return wait_log(srv, text, timeout=timeout, since=srv.since)
+
+
+def first_answer(srv, what):
+    """The client's first answer to the server's hand-back or move (its log
+    line), once it came."""
+    line = [None]
+
+    def answered():
+        got = [x for x in new_log(srv).splitlines()
+               if f"{what}: {GIVE_PAGES} pages from slot" in x]
+        line[0] = got[0].rsplit(": ", 1)[1] if got else None
+        return line[0]
+    n2l.wait_for(answered, timeout=60, what=f"an answer to {srv.name}'s {what}")
+    return line[0]
+
+
+WRITER_SLOTS = 128                  # n2l-race's, from slot 0
+GIVE_SLOT = WRITER_SLOTS            # then the slots both replicas give up
+GIVE_PAGES = 64
+GIVE_OFF, GIVE_LEN = GIVE_SLOT * SLOT, GIVE_PAGES * SLOT
+
+
+def writer(lab, dev):
+    """test_events.Race, over the device's first WRITER_SLOTS slots, with
+    2 writers and a reader: its end check reads them all, through page
+    servers that may be scripted (slow)."""
+    from test_events import Race
+
+    class SmallRace(Race):
+        def __init__(self):
+            n2l.kmsg("verifying writer starts")
+            self.sp = lab.spawn(f"exec {n2l.TOOLS}/n2l-race {dev.path} {WRITER_SLOTS} "
+                                f"240 2 1 owned")
+    return SmallRace()
+
+
+def replicas_device(lab, name, servers):
+    """replicas:2 over servers, 8 MiB: n2l-race's slots, then the slots
+    that the servers will give up, written now (so on both). A scripted
+    server busy with its own request may keep the client waiting: no
+    timeout but the test's may cut its connection (wait_out_starvation)."""
+    dev = netram_device(lab, name, 8 << 11, servers, features=["replicas:2"])
+    n2l.wait_out_starvation(dev)
+    n2l.write_pattern(dev.path, GIVE_OFF, GIVE_LEN, 241)
+    assert [s["held"] for s in dev.status()["servers"]] == [GIVE_PAGES] * len(servers)
+    return dev
+
+
+def both_give_up_at_once(lab, dev, delays, a, b, what):
+    """A verifying writer runs; a and b give up the same pages at the
+    same moment (each pauses 3 s before it installs, so both decide on
+    the slot map as it was). Their first answers, once the writer ended
+    clean."""
+    from test_events import assert_race_clean, running
+    race = writer(lab, dev)
+    running(dev)
+    delays(3000, DELAY_INSTALL)
+    n2l.kmsg(f"both replicas {what} the same pages at once")
+    a.signal(signal.SIGUSR1)
+    b.signal(signal.SIGUSR1)
+    answers = first_answer(a, what), first_answer(b, what)
+    delays(0, 0)
+    race.stop_after_event()
+    assert_race_clean(race.result())
+    n2l.kmsg(f"the writer ended clean; first answers {answers}")
+    return answers
+
+
+def test_two_replicas_handing_the_same_pages_back_keep_the_last_copy(lab, delays):
+    """Issue 24 item 1, two servers: a slot on {A, B}; both shrink and
+    hand back (RETURN) the same pages at once. The first RETURN takes A
+    out of the group; the second decided on {A, B} too, finds the slots
+    changed and skips them, and was answered OK all the same: B dropped
+    the last copy, and lost stayed 0. Must hold: while a slot still names
+    a server's copy, that server is told FULL and keeps it; every slot
+    reads back and nothing is lost."""
+    args = ["--hand-back", "--pages", f"{GIVE_SLOT}:{GIVE_PAGES}", "--capacity", "8192"]
+    a, b = scripted_here(lab, *args), scripted_here(lab, *args)
+    dev = replicas_device(lab, "n2l-i1r2", [a, b])
+    answers = both_give_up_at_once(lab, dev, delays, a, b, "hand-back")
+    good, wrong, eio = scan(dev, GIVE_OFF, GIVE_LEN, 241)
+    st = dev.status()
+    assert (good, wrong, eio, st["lost"]) == (GIVE_PAGES, 0, 0, 0), \
+        (f"after both replicas handed back the same pages (answers {answers}): {good} good, "
+         f"{wrong} wrong, {eio} EIO blocks of {GIVE_PAGES}, lost {st['lost']}, failed_reads "
+         f"{st['failed_reads']}, servers {[(s['name'], s['held']) for s in st['servers']]}")
+
+
+def give_up_with_a_third(lab, delays, name, what, args_for):
+    """Two replicas give the same pages up at once (scripted servers with
+    args_for(c)) with a third server c to take them: every server must end
+    up holding what the slot map gives it (no slot names a server that
+    dropped its copy), nothing lost."""
+    from test_events import assert_servers_settled
+    c = nswapd(lab, 32)
+    a, b = scripted_here(lab, *args_for(c)), scripted_here(lab, *args_for(c))
+    dev = replicas_device(lab, name, [a, b])
+    dev.message("add_server", c.name)
+    n2l.wait_for(lambda: servers_up(dev, 3), what="the third server up")
+    answers = both_give_up_at_once(lab, dev, delays, a, b, what)
+    for srv in (a, b):
+        wait_new_log(srv, f"{what}: done", timeout=120)
+    good, wrong, eio = scan(dev, GIVE_OFF, GIVE_LEN, 241)
+    st = dev.status()
+    assert (good, wrong, eio, st["lost"]) == (GIVE_PAGES, 0, 0, 0), \
+        f"(good, wrong, EIO, lost) = {(good, wrong, eio, st['lost'])} (answers {answers})"
+    n2l.kmsg("every slot read back: waiting for the servers to hold what the map says")
+    try:
+        assert_servers_settled(dev, [a, b, c])
+    except AssertionError as e:
+        raise AssertionError(f"after both replicas' {what} (first answers {answers}): "
+                             f"{e}") from None
+
+
+def test_two_replicas_handing_back_with_a_third_server_never_name_an_empty_one(lab, delays):
+    """Issue 24 item 1, three servers: both replicas hand the same pages
+    back at once, each PUTs them to C; the second's install finds the
+    slots on {B, C} and skips them, and B was told OK: the map ends on
+    {B, C} with B empty, a single copy that repair never sees."""
+    give_up_with_a_third(lab, delays, "n2l-i1r3", "hand-back",
+                         lambda c: ["--hand-back", "--pages", f"{GIVE_SLOT}:{GIVE_PAGES}",
+                                    "--capacity", "8192"])
+
+
+def test_two_replicas_moving_the_same_pages_never_name_an_empty_one(lab, delays):
+    """Issue 24 item 1, MOVED: both replicas move the same pages to C at
+    once (PEER_PUT, MOVED); the second move's install finds the slots on
+    {B, C} and skips them, and B was told OK: B dropped a copy the map
+    still names."""
+    give_up_with_a_third(lab, delays, "n2l-i1m3", "move-to-peer",
+                         lambda c: ["--move-to-peer", c.name,
+                                    "--pages", f"{GIVE_SLOT}:{GIVE_PAGES}",
+                                    "--capacity", "8192"])
+
+
+def test_draining_never_leaves_only_an_away_copy(lab):
+    """Issue 24 item 4: a drain counted an away server as a holder. With a
+    slot on {A, B-away} and no room on any server, remove_server A dropped
+    A's copy and left the slot on B alone: EIO until B returns, lost for
+    good if B is forgotten; Flash and disk were never tried. Here every
+    medium is full while B is away, then Flash gets room. Must hold: A
+    keeps the slots (and serves them) while nothing else can take them,
+    the drain moves them to Flash once it has room, and forgetting B then
+    loses nothing."""
+    a, b = nswapd(lab, 4), nswapd(lab, 4)
+    f = lab.flash(8)
+    dev = netram_device(lab, "n2l-i4", 16 << 11, [a, b], f.path, features=["replicas:2"])
+    n2l.write_pattern(dev.path, 0, 4 * MB, 244)          # Network RAM: full
+    n2l.write_pattern(dev.path, 4 * MB, 8 * MB, 245)     # Flash: full
+    st = dev.status()
+    assert (st["netram"]["held"], st["flash"]["held"]) == (1024, 2048), st
+    dev.message("set", "netram_timeout_ms", "1000")
+    dev.message("set", "netram_dead_after_ms", "3000")
+    n2l.kmsg("B is cut off until it is away")
+    b.link.down()
+    try:
+        n2l.wait_for(lambda: [s["state"] for s in entries(dev, b.name)] == ["away"],
+                     timeout=60, what="B away")
+        n2l.wait_for(lambda: dev.status()["underreplicated"] == 1024, what="repairs tried")
+        n2l.kmsg("remove_server A while B is away and no medium has room")
+        dev.message("remove_server", a.name)
+        time.sleep(5)       # repair passes at 1 s, then backing off
+        st = dev.status()
+        states = [s["state"] for s in entries(dev, a.name)]
+        result = scan(dev, 0, 4 * MB, 244)
+        assert result == (1024, 0, 0) and states == ["draining"], \
+            (f"5 s after remove_server A with B away and no room anywhere: A is {states}, "
+             f"(good, wrong, EIO) = {result} of 1024, lost {st['lost']}, failed_reads "
+             f"{st['failed_reads']}, servers "
+             f"{[(s['name'], s['state'], s['held']) for s in st['servers']]}")
+        n2l.kmsg("Flash gets room")
+        n2l.sh(f"blkdiscard -o {4 * MB} -l {8 * MB} {dev.path}")
+        time.sleep(1)       # the freed blocks leave quarantine
+        dev.message("set", "netram_timeout_ms", "1000")      # the repair goes now
+        n2l.wait_for(lambda: not entries(dev, a.name), timeout=60, what="A drained away")
+        st = dev.status()
+        assert st["flash"]["held"] == 1024 and st["lost"] == 0, st
+        dev.message("forget_server", b.name)
+        st = dev.status()
+        assert scan(dev, 0, 4 * MB, 244) == (1024, 0, 0) and st["lost"] == 0, \
+            f"after B was forgotten: lost {st['lost']}"
+    finally:
+        b.link.up()
+
+
+def move_waiting_to_install(lab, delays, name, ms):
+    """Server a moves the 256 pages of a device (on a alone, and Flash) to
+    the nswapd b, a server of the device too; the client pauses ms before
+    it installs the move. (device, a, b) once it pauses: the pages have
+    been read back from b and claimed there."""
+    b = nswapd(lab, 32)
+    a = scripted_here(lab, "--move-to-peer", b.name)
+    f = lab.flash(16)
+    dev = netram_device(lab, name, 16 << 11, [a], f.path)
+    n2l.write_pattern(dev.path, 0, MB, 251)
+    dev.message("add_server", b.name)
+    n2l.wait_for(lambda: servers_up(dev, 2), what="b up")
+    before = delays_taken("before a MOVED installs")
+    delays(ms, DELAY_INSTALL)
+    n2l.kmsg("the server moves its pages to b")
+    a.signal(signal.SIGUSR1)
+    wait_delay("before a MOVED installs", before)
+    return dev, a, b
+
+
+def moved_pages_all_read_back(dev, a, what):
+    wait_new_log(a, "move-to-peer: done", timeout=120)
+    result = scan(dev, 0, MB, 251)
+    st = dev.status()
+    assert result == (256, 0, 0) and st["lost"] == 0, \
+        (f"a MOVED whose target {what} between claim and install: (good, wrong, EIO) "
+         f"= {result} of 256, lost {st['lost']}, failed_reads {st['failed_reads']}, servers "
+         f"{[(s['name'], s['state'], s['held']) for s in st['servers']]}; the mover's "
+         f"answers: {[x for x in new_log(a).splitlines() if 'move-to-peer' in x][-3:]}")
+
+
+def test_moved_target_removed_before_the_move_installs(lab, delays):
+    """Issue 24 item 5: the target of a MOVED was not accounted between the
+    claim and the install: a draining target that held no slot yet was
+    removed (its pages dropped, its index freed) in between, and the
+    slots then pointed at the freed index: EIO, lost 0. Must hold: the
+    target stays until the move is installed, then drains; every slot
+    reads back."""
+    dev, a, b = move_waiting_to_install(lab, delays, "n2l-i5d", 5000)
+    n2l.kmsg("remove_server b while the MOVED to it waits to install")
+    dev.message("remove_server", b.name)
+    moved_pages_all_read_back(dev, a, "was removed")
+    n2l.wait_for(lambda: not entries(dev, b.name), timeout=60, what="b drained away")
+    moved_pages_all_read_back(dev, a, "was removed")
+
+
+def test_moved_target_reconciling_before_the_move_installs_keeps_the_pages(lab, delays):
+    """Issue 24 item 5: a MOVED's target that reconnects between the claim
+    and the install reconciles without waiting for the move (nothing
+    counted it unsettled): the slot map does not name the claimed pages
+    yet, so RETAIN_END drops them, and then the slots point at them: EIO.
+    Must hold: the reconciliation waits for the move; every slot reads
+    back."""
+    dev, a, b = move_waiting_to_install(lab, delays, "n2l-i5r", 12000)
+    dev.message("set", "netram_timeout_ms", "2000")
+    n2l.kmsg("b stops answering until its connection is dropped")
+    b.signal(signal.SIGSTOP)
+    try:
+        n2l.wait_for(lambda: [s["state"] for s in entries(dev, b.name)] == ["down"],
+                     timeout=30, what="b's connection dropped")
+    finally:
+        b.signal(signal.SIGCONT)
+    n2l.kmsg("b reconnects and reconciles")
+    n2l.wait_for(lambda: [s["state"] for s in entries(dev, b.name)] in (["reconciling"], ["up"]),
+                 timeout=30, what="b back")
+    moved_pages_all_read_back(dev, a, "reconciled")
+
+
+# ----------------------------------------------------------------------------
 # The two use-after-free defects come last: on a client that has them the
 # guest oopses (panic_on_warn, oops=panic) and no later test would run.
 #
@@ -736,3 +1040,36 @@ def test_reply_before_the_put_was_sent_is_harmless(lab):
 # Defect 16 (the 26-bit slot-map version counter can wrap under a delayed
 # INVAL) needs a kernel debug knob to be reached in a test's time: not
 # covered here.
+
+
+# ----------------------------------------------------------------------------
+# Issue 24 item 7: teardown against a repair kick. Last, as the defects
+# above: on a kernel that has it, the guest oopses.
+
+
+def test_repair_kick_racing_remove_never_runs_repair_without_a_client(lab, delays):
+    """Issue 24 item 7: n2l_repair_kick checked `stopping`, then queued
+    the repair; an event work that checked before dmsetup remove stopped
+    the repair, and queued after, started a repair during n2l_net_destroy,
+    which then ran with netram.net == NULL. Here a hand-back's kick pauses
+    15 s before it queues, dmsetup remove gets past stopping the repair
+    meanwhile (it waits for that event work in n2l_net_destroy), and the
+    repair work pauses 15 s as it starts (past the client's end). Must
+    hold: dmsetup remove ends, and the kernel log stays clean."""
+    a = scripted_here(lab, "--hand-back")
+    f = lab.flash(16)
+    dev = netram_device(lab, "n2l-i7", 16 << 11, [a], f.path)
+    n2l.write_pattern(dev.path, 0, 2 * MB, 271)     # two RETURNs: one is left
+    before = delays_taken("before a repair kick queues")
+    delays(15000, DELAY_KICK | DELAY_REPAIR)
+    n2l.kmsg("the server hands pages back; its kick waits")
+    a.signal(signal.SIGUSR1)
+    wait_delay("before a repair kick queues", before)
+    n2l.kmsg("dmsetup remove while a repair kick waits to queue")
+    rm = Spawned(f"dmsetup remove {dev.name}")
+    # The race is set up once the remove waits for the event work there.
+    n2l.wait_for(lambda: n2l.tasks_in("n2l_net_destroy") or rm.rc is not None,
+                 timeout=10, interval=0.2, what="dmsetup remove in n2l_net_destroy")
+    if not rm.finished(120):
+        raise AssertionError(f"dmsetup remove did not end in 120 s:\n{rm.stacks()}")
+    assert rm.rc == 0, rm.output()
