@@ -39,7 +39,8 @@ static int retain_batch(struct n2l_nsrv *srv, struct n2l_copy *copies, u32 n)
 {
 	struct n2l_net *net = srv->net;
 	struct n2l_net_req req = {
-		.op = N2L_OP_RETAIN, .count = n, .buf = srv->retain_kvs,
+		.op = N2L_OP_RETAIN, .count = n, .after_invals = true,
+		.buf = srv->retain_kvs,
 		.buf_len = n * sizeof(struct n2l_kv),
 		.reply_buf = srv->retain_bitmap, .reply_len = DIV_ROUND_UP(n, 8),
 	};

@@ -70,6 +70,13 @@ struct n2l_net_req {
 	u8 busy;			/* internal: sender, receiver at work */
 	u16 flags;			/* N2L_F_REPLY: our answer to the server */
 	bool reserved;			/* PUT: its room taken at placement */
+	/*
+	 * It may name a page that an invalidation queued before it names (a
+	 * PUT or RETAIN of a version used before: relocations keep a slot's
+	 * version), so it leaves only after every such invalidation. Others
+	 * (reads, writes of a version never sent) may pass them.
+	 */
+	bool after_invals;
 	u32 count;
 	u64 key;
 	u64 vers;
@@ -209,10 +216,16 @@ int n2l_net_seal(struct n2l_net *net, struct n2l_sealed *sd, struct bio *data,
 		 u64 key, u32 count, u64 vers, gfp_t gfp);
 void n2l_net_unseal(struct n2l_net *net, struct n2l_sealed *sd);
 
-/* Requests. */
+/*
+ * Requests. n2l_net_put() may store a version sent before (to this server
+ * or another): it leaves after every invalidation queued before it.
+ */
 void n2l_net_put(struct n2l_net_req *req, u64 key, u32 count, u64 vers,
 		 const struct n2l_sealed *sd);
-/* A PUT to a server whose room n2l_net_reserve() took. */
+/*
+ * A PUT of a version never sent anywhere, to a server whose room
+ * n2l_net_reserve() took: no invalidation can name it yet.
+ */
 void n2l_net_put_reserved(struct n2l_net_req *req, u64 key, u32 count,
 			  u64 vers, const struct n2l_sealed *sd);
 void n2l_net_get(struct n2l_net_req *req, u64 key, u32 count, u64 vers,

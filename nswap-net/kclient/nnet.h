@@ -44,7 +44,9 @@
 /*
  * Entries per INVAL frame, one frame in flight: a stream of 1 MiB
  * overwrites frees 1024 pages per four PUTs answered, and an INVAL must
- * keep up or the ring overflows into a reconciliation.
+ * keep up or the ring overflows into a reconciliation. Requests pass an
+ * INVAL waiting for the frame only when they cannot name its pages (see
+ * n2l_net_req.after_invals).
  */
 #define N2L_INVAL_BATCH		1024
 #define N2L_RETAIN_BATCH	1024	/* entries per RETAIN frame */
@@ -143,7 +145,6 @@ struct n2l_nsrv {
 	u64 next_id;
 	u64 id_salt;			/* ids are not guessable */
 	u64 queue_seq;			/* seq of the last request queued */
-	u64 sent_seq;			/* every request <= this has left */
 	u32 inflight;			/* requests queued or on the wire */
 	struct n2l_inval *invals;	/* ring */
 	u32 inval_head, inval_tail;

@@ -500,6 +500,64 @@ def reconciliations(dev):
 
 
 # ----------------------------------------------------------------------------
+# Issue 24, item 8: an invalidation overtaken by a PUT of its own page
+
+
+def stable_held(dev, srv, timeout=60):
+    """The slot map's count of a server once it stops changing (and is
+    not 0): a drain that moved what it could."""
+    last = [None]
+
+    def stable():
+        now = server(dev, srv.name)["held"]
+        same = now == last[0]
+        last[0] = now
+        return same and now
+    return n2l.wait_for(stable, timeout=timeout, interval=1.0,
+                        what=f"{srv.name}'s slots to settle")
+
+
+def test_relocation_put_never_overtaken_by_an_invalidation_of_its_page(lab):
+    """Issue 24, item 8: relocations keep a slot's version, so a server
+    can be given back (slot, v) while an INVAL of (slot, v) still waits
+    for it in the client; with one INVAL frame in flight at a time, the
+    PUT overtook the waiting INVAL, which then dropped the copy the slot
+    map points at. Here a's first INVAL is answered 20 s late; a drain
+    moves 256 slots to b (all b has room for), the INVALs of their copies
+    on a wait; a is kept after all, then b is drained back to a. Must
+    hold: every slot reads back and a holds exactly what the map gives
+    it."""
+    a = scripted(lab, "--late-invals", "1:20")
+    dev = netram_device(lab, "n2l-inv8", 4 << 11, [a])
+    # Answered 20 s late: no timeout (which would reconnect and reconcile).
+    dev.message("set", "netram_timeout_ms", "60000")
+    n2l.write_pattern(dev.path, 0, 2 * MB, 131)
+    b = nswapd(lab, 1)
+    dev.message("add_server", b.name)
+    n2l.wait_for(lambda: servers_up(dev, 2), what="b up")
+    a.signal(signal.SIGUSR1)
+    wait_log(a, "trigger: late_invals")
+    # Slot 0 again: the INVAL of its old copy is the one a answers late.
+    n2l.write_pattern(dev.path, 0, SLOT, 131)
+    wait_log(a, "late-invals: INVAL of")
+    dev.message("remove_server", a.name)
+    moved = stable_held(dev, b)
+    assert 0 < moved < 512, dev.status()
+    dev.message("add_server", a.name)
+    n2l.wait_for(lambda: [s["state"] for s in entries(dev, a.name)] == ["up"],
+                 what="a kept")
+    dev.message("remove_server", b.name)
+    n2l.wait_for(lambda: not entries(dev, b.name), timeout=90, what="b drained")
+    wait_log(a, "late-invals: INVAL of 1 pages answered", timeout=60)
+    # Each slot without a copy takes half a second to fail: count first.
+    got = settled_held(dev, a)
+    assert got == (512, 512), \
+        (f"{moved} slots went to b and back to a while their INVALs waited: (a holds, "
+         f"the map gives it) {got}")
+    assert scan(dev, 0, 2 * MB, 131) == (512, 0, 0)
+
+
+# ----------------------------------------------------------------------------
 # 12. dmsetup remove while a drain waits on a paused server
 
 
