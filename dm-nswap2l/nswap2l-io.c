@@ -470,6 +470,7 @@ int n2l_map(struct dm_target *ti, struct bio *bio)
 	io->kind = N2L_IO_NONE;
 	io->start_ns = ktime_get_ns();
 	io->since = 0;
+	io->give_up = 0;
 	io->nreq = 0;
 	if (bio->bi_opf & REQ_PREFLUSH)
 		return map_flush(s, bio);

@@ -204,12 +204,14 @@ struct n2l_store {
 	/*
 	 * Slow paths: bios that need synchronous sub-I/O (nswap2l-slow.c),
 	 * each on a queue of its own: a slow read may wait for a slow write.
+	 * A write waiting for room stays queued and is tried again later
+	 * (the work's delay), never holding up the writes behind it.
 	 */
 	struct n2l_slow {
 		struct n2l_store *store;
 		struct bio_list bios;		/* under the store's lock */
 		struct workqueue_struct *wq;
-		struct work_struct work;
+		struct delayed_work work;
 	} slow_writes, slow_reads;
 	struct bio_set bs;		/* clones for sub-I/O */
 
@@ -251,6 +253,7 @@ struct n2l_io {
 	n2l_blk_t blk;		/* first block, on a block medium */
 	u64 vers;		/* Network RAM: the version written or read */
 	unsigned long since;	/* jiffies: deferred while no medium is up */
+	unsigned long give_up;	/* jiffies: a slow write waits for room until; 0: new */
 	/* Network RAM: a write's request per server, a read's request. */
 	struct n2l_store *store;
 	u8 nreq;

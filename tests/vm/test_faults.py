@@ -558,6 +558,42 @@ def test_relocation_put_never_overtaken_by_an_invalidation_of_its_page(lab):
 
 
 # ----------------------------------------------------------------------------
+# Issue 24, item 6: a slow write waiting for room holds up no other
+
+
+def test_slow_write_waiting_for_room_holds_up_no_other(lab):
+    """Issue 24, item 6: slow writes went one at a time through one
+    worker, and one that no server took slept there for as long as a
+    server may be down (netram_dead_after_ms), holding up every slow write
+    behind it: those kept their copies on servers that had stored them
+    unsettled, and a reconciliation of such a server (wait_settled) waited
+    for them in turn. Here w1 (slot 100) is refused by both reachable
+    servers and waits for c, which is down; w2 (slot 200) is stored by a
+    and refused by b, so it lands with one copy. Must hold: w2 lands
+    while w1 still waits (within 10 s); w1 lands once c is back."""
+    a = scripted(lab, "--refuse-puts", "100:1", "--armed")
+    b = scripted(lab, "--refuse-puts", "0:65536", "--armed")
+    c = scripted(lab)
+    c.signal(signal.SIGSTOP)            # accepts, never answers: connecting
+    dev = netram_device(lab, "n2l-sq6", 4 << 11, [a, b, c], up=2,
+                        features=["replicas:2"])
+    dev.message("set", "netram_dead_after_ms", "120000")
+    one, two = bytes([0x61]) * SLOT, bytes([0x62]) * SLOT
+    w1 = dd_write(dev, 100, one, "sq6-w1")
+    n2l.wait_for(lambda: dev.status()["slow_writes"] >= 1, what="w1 in the slow path")
+    w2 = dd_write(dev, 200, two, "sq6-w2")
+    landed = w2.finished(10)
+    waiting = w1.rc is None
+    c.signal(signal.SIGCONT)
+    assert w1.finished(120) and w2.finished(60), (w1.stacks(), w2.stacks())
+    st = dev.status()
+    assert (landed, waiting, w2.rc, w1.rc) == (True, True, 0, 0), \
+        (f"w2 landed within 10 s: {landed}, w1 still waiting then: {waiting}; "
+         f"rc w2 {w2.rc} {w2.output()!r}, w1 {w1.rc} {w1.output()!r}; nospc {st['nospc']}")
+    assert dd_read(dev, 100) == (0, one) and dd_read(dev, 200) == (0, two)
+
+
+# ----------------------------------------------------------------------------
 # 12. dmsetup remove while a drain waits on a paused server
 
 
