@@ -601,32 +601,52 @@ static int repair_pass(struct n2l_store *s, const struct repair_plan *p)
 	return failed && !mended ? -1 : mended;
 }
 
-/* A drained server leaves once no slot and no write in flight needs it. */
+/* Whether drained server @idx is still needed: by a slot, or a write in flight. */
+static bool __drain_needed(struct n2l_store *s, unsigned int idx)
+{
+	unsigned int g;
+
+	if (s->netram.srv_held[idx] || atomic_read(&s->netram.unsettled[idx]))
+		return true;
+	for (g = 0; g < SME_GROUPS; g++)
+		if (s->netram.groups[g].refs &&
+		    n2l_group_has(&s->netram.groups[g], idx))
+			return true;
+	return false;
+}
+
+/*
+ * A drained server leaves once no slot and no write in flight needs it.
+ * It stops being a server of the device before the client frees its
+ * index, and under the config_lock, so that a server added meanwhile can
+ * neither be given that index while the device still counts it, nor lose
+ * it when the old one's leave completes.
+ */
 static void finish_drains(struct n2l_store *s)
 {
 	char name[N2L_ADDR_LEN];
-	unsigned int idx, g;
-	bool needed;
+	unsigned int idx;
+	bool leaves;
 
 	for (idx = 0; idx < N2L_NET_SERVERS; idx++) {
-		spin_lock_irq(&s->lock);
-		needed = !(s->netram.draining & BIT_ULL(idx)) ||
-			 s->netram.srv_held[idx] ||
-			 atomic_read(&s->netram.unsettled[idx]);
-		for (g = 0; !needed && g < SME_GROUPS; g++)
-			needed = s->netram.groups[g].refs &&
-				 n2l_group_has(&s->netram.groups[g], idx);
-		if (!needed)
-			s->netram.draining &= ~BIT_ULL(idx);
-		spin_unlock_irq(&s->lock);
-		if (needed)
+		if (!(READ_ONCE(s->netram.draining) & BIT_ULL(idx)))
 			continue;
-		server_name(s, idx, name);
-		n2l_net_server_remove(s->netram.net, idx);
+		mutex_lock(&s->config_lock);
 		spin_lock_irq(&s->lock);
-		s->netram.present &= ~BIT_ULL(idx);
+		leaves = (s->netram.draining & BIT_ULL(idx)) &&
+			 !__drain_needed(s, idx);
+		if (leaves) {
+			s->netram.draining &= ~BIT_ULL(idx);
+			s->netram.present &= ~BIT_ULL(idx);
+		}
 		spin_unlock_irq(&s->lock);
-		DMINFO("%s: server %s removed", store_name(s), name);
+		if (leaves) {
+			server_name(s, idx, name);
+			n2l_net_server_remove(s->netram.net, idx);
+			n2l_debug_hold(N2L_HOLD_DRAINED);
+			DMINFO("%s: server %s removed", store_name(s), name);
+		}
+		mutex_unlock(&s->config_lock);
 	}
 }
 

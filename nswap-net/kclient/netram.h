@@ -244,4 +244,23 @@ void n2l_net_inval(struct n2l_net *net, unsigned int idx, u64 key, u64 vers);
 int n2l_net_claim(struct n2l_net *net, unsigned int idx,
 		  const struct n2l_copy *copies, u32 n);
 
+/*
+ * Tests only: the module parameter debug_hold makes a race deterministic
+ * (tests/vm, issue 24). While it names a point, the code there waits
+ * (at most N2L_DEBUG_HOLD_MAX_MS at a time), or for N2L_HOLD_SEND the
+ * send works send nothing; 0, the default, holds nothing anywhere.
+ */
+enum n2l_hold {
+	N2L_HOLD_NONE,
+	N2L_HOLD_RECONCILE,	/* a server's event work, before a reconciliation */
+	N2L_HOLD_EVENTS,	/* a server's event work, before it looks at its events */
+	N2L_HOLD_DRAINED,	/* the repair work, once a drained server is removed */
+	N2L_HOLD_SEND,		/* every send work: send nothing */
+};
+
+#define N2L_DEBUG_HOLD_MAX_MS	120000
+
+void n2l_debug_hold(enum n2l_hold point);
+bool n2l_debug_holding(enum n2l_hold point);
+
 #endif /* N2L_NETRAM_H */

@@ -257,6 +257,10 @@ void n2l_send_work(struct work_struct *w)
 	struct n2l_net_req *req;
 	int r;
 
+	if (n2l_debug_holding(N2L_HOLD_SEND)) {
+		memalloc_noio_restore(noio);
+		return;
+	}
 	for (;;) {
 		spin_lock_irq(&srv->lock);
 		req = __n2l_connected(srv) ? __next_to_send(srv) : NULL;
