@@ -15,6 +15,8 @@
  * it was dropped: reconciliation of that server waits for none to be
  * left, so it never lists a slot map that a landing write is changing.
  */
+#include <linux/delay.h>
+
 #include "nswap2l.h"
 
 static struct n2l_net *net_of(struct n2l_store *s)
@@ -73,6 +75,25 @@ void n2l_netram_settled(struct n2l_store *s, unsigned int srv)
 	if (atomic_dec_and_test(&s->netram.unsettled[srv]) &&
 	    READ_ONCE(s->deferred_nr))
 		queue_work(s->wq, &s->worker);
+}
+
+/*
+ * Wait until the writes to @idx that will point slots at it have landed
+ * or were dropped (a reconciliation lists the slot map, a server that is
+ * forgotten leaves it); false if they did not within their bound.
+ */
+bool n2l_netram_wait_settled(struct n2l_store *s, unsigned int idx)
+{
+	unsigned long until = jiffies +
+		msecs_to_jiffies(2 * (READ_ONCE(s->netram.timeout_ms) +
+				      READ_ONCE(s->netram.dead_after_ms)));
+
+	while (atomic_read(&s->netram.unsettled[idx]) > 0) {
+		if (time_after(jiffies, until))
+			return false;
+		usleep_range(5000, 10000);
+	}
+	return true;
 }
 
 /*

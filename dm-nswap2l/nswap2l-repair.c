@@ -111,21 +111,6 @@ static void ev_connected(void *owner, unsigned int idx, bool restarted)
 	n2l_repair_kick(s);
 }
 
-/* Writes to @idx that will point slots at it must land first. */
-static bool wait_settled(struct n2l_store *s, unsigned int idx)
-{
-	unsigned long until = jiffies +
-		msecs_to_jiffies(2 * (READ_ONCE(s->netram.timeout_ms) +
-				      READ_ONCE(s->netram.dead_after_ms)));
-
-	while (atomic_read(&s->netram.unsettled[idx]) > 0) {
-		if (time_after(jiffies, until))
-			return false;
-		usleep_range(5000, 10000);
-	}
-	return true;
-}
-
 static int ev_list_copies(void *owner, unsigned int idx, u64 *cursor,
 			  struct n2l_copy *copies, u32 max)
 {
@@ -133,7 +118,7 @@ static int ev_list_copies(void *owner, unsigned int idx, u64 *cursor,
 	u32 nr = n2l_nr_slots(s), end, i, n = 0;
 	sme_t e;
 
-	if (!*cursor && !wait_settled(s, idx))
+	if (!*cursor && !n2l_netram_wait_settled(s, idx))
 		return -ETIMEDOUT;
 	while (*cursor < nr && n < max) {
 		spin_lock_irq(&s->lock);
@@ -466,7 +451,11 @@ static bool mend_run(struct n2l_store *s, struct n2l_reloc *r,
 	return !err && r->moved;
 }
 
-/* The slots of a group with no server left are lost: mark them. */
+/*
+ * The slots of a group with no server left are lost: mark them. A slot
+ * of the run may be being written (the run is cut by location, not by
+ * flags): it stays so, or a second write of it could overtake the first.
+ */
 static void __mark_lost_run(struct n2l_store *s, u32 first, u32 n)
 {
 	n2l_slot_t slot;
@@ -478,7 +467,8 @@ static void __mark_lost_run(struct n2l_store *s, u32 first, u32 n)
 		e = slotmap_get(&s->map, slot);
 		__n2l_held_add(s, e, -1);
 		__n2l_pf_free(s, slot);
-		slotmap_set(&s->map, slot, sme_make(N2L_NONE, 0, SME_LOST));
+		slotmap_set(&s->map, slot, sme_make(N2L_NONE, 0, SME_LOST |
+					      (sme_flags(e) & SME_WRITING)));
 		s->netram.lost_marked++;
 	}
 }

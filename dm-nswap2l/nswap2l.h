@@ -360,6 +360,7 @@ int n2l_netram_get_sync(struct n2l_store *s, unsigned int srv, u64 key,
 int n2l_netram_read_any(struct n2l_store *s, unsigned int g, u64 key, u32 n,
 			u64 vers, struct bio *data, u32 first, u64 *tried);
 void n2l_netram_settled(struct n2l_store *s, unsigned int srv);
+bool n2l_netram_wait_settled(struct n2l_store *s, unsigned int idx);
 
 /* nswap2l-relocate.c: moving runs of slots off their Network RAM copies */
 struct n2l_reloc {

@@ -663,6 +663,110 @@ def test_server_added_while_a_drained_one_leaves_is_kept(lab, hold):
          f"table {dev.table()}")
 
 
+def test_restart_counted_before_the_server_takes_writes(lab, hold):
+    """Issue 24, item 9: a server's event work reported a connect (and a
+    restart) and then reconciled the connection it found; a restarted
+    server reconnecting in between was reconciled and took writes before
+    its restart was reported, which then dropped it from the groups of
+    those fresh writes: their slots lost. Here the first reconciliation
+    is held; the server restarts; writes wait for it. Must hold: nothing
+    is lost, every block reads back."""
+    a = nswapd(lab, 16)
+    hold("reconcile")
+    dev = lab.device("n2l-rs9", table_line(4 << 11, servers=[a.name]))
+    dev.message("set", "netram_dead_after_ms", "120000")
+    n2l.wait_for(lambda: [s["state"] for s in entries(dev, a.name)] == ["reconciling"],
+                 what="the first reconciliation held")
+    a.stop(signal.SIGKILL)
+    lab.restart(a)
+    from n2lmetrics import parse_servers
+    n2l.wait_for(lambda: parse_servers(dev.sysfs_read("servers"))[a.name]["reconnects"] >= 1,
+                 timeout=60, what="the restarted server connected")
+    writer = Spawned(f"{n2l.TOOLS}/n2l-pattern write {dev.path} 0 {MB} 151")
+    time.sleep(1)                           # its writes wait for the server
+    hold("events")                          # the held reconciliation goes on
+    assert writer.finished(60) and writer.rc == 0, writer.output()
+    hold("none")
+    n2l.wait_for(lambda: servers_up(dev, 1), what="up")
+    time.sleep(1)
+    st = dev.status()
+    assert st["lost"] == 0, \
+        (f"writes to a server that restarted while its connect was being reported: lost "
+         f"{st['lost']} of 256 slots; servers {st['servers']}")
+    assert scan(dev, 0, MB, 151) == (256, 0, 0)
+
+
+def test_lost_run_keeps_a_write_in_flight_first(lab):
+    """Issue 24, item 9: marking the slots of a group with no server left
+    as lost cleared the writing flag of the slots being written: a second
+    write of such a slot was let through while the first was in flight,
+    and the first, landing last, replaced it. Here slots 0-15 are one
+    write's copies on a; slot 5 is rewritten (w1) to b, whose first PUT
+    takes 30 s; a is forgotten (0-15 lost), and slot 5 written again
+    (w2). Must hold: slot 5 reads w2's data."""
+    a = nswapd(lab, 1)
+    b = scripted(lab, "--slow-puts", "1:30", "--armed")
+    c = scripted(lab)                       # added later
+    dev = netram_device(lab, "n2l-ml9", 4 << 11, [a])
+    dev.message("set", "netram_timeout_ms", "60000")     # the slow PUT is no timeout
+    n2l.write_pattern(dev.path, 0, 16 * SLOT, 141)
+    dev.message("add_server", b.name)
+    n2l.wait_for(lambda: servers_up(dev, 2), what="b up")
+    one, two = bytes([0x71]) * SLOT, bytes([0x72]) * SLOT
+    w1 = dd_write(dev, 5, one, "ml9-w1")
+    wait_log(b, "slow-puts: PUT key 5")
+    dev.message("forget_server", a.name)
+    assert dev.status()["lost"] == 16
+    time.sleep(2)                           # the repair marks them
+    dev.message("add_server", c.name)
+    n2l.wait_for(lambda: servers_up(dev, 2), what="c up")
+    w2 = dd_write(dev, 5, two, "ml9-w2")
+    w2_first = w2.finished(10) and w1.rc is None
+    assert w1.finished(60) and w2.finished(60), (w1.stacks(), w2.stacks())
+    got = dd_read(dev, 5)
+    assert (w1.rc, w2.rc, got) == (0, 0, (0, two)), \
+        (f"slot 5 written twice while its run was marked lost: w2 ended first: {w2_first}; "
+         f"rc {w1.rc} {w2.rc}; slot 5 reads {'w2' if got[1] == two else 'w1' if got[1] == one else got}")
+
+
+def test_forget_then_add_never_hands_an_index_with_writes_in_flight(lab):
+    """Issue 24, item 9: forget_server freed the server's index while a
+    write that it had stored was still in the slow path (its other copy
+    refused); add_server gave the index to a new server, and the write,
+    landing, named the new server as a holder of a page it never had (and
+    settled a write there that never was: unsettled went negative, room
+    forever "coming"). Here w (slot 7) is stored by a, refused by b, and
+    its second copy goes to d, whose first PUT takes 15 s; a is forgotten
+    and c added meanwhile. Must hold: once settled, every server holds
+    exactly what the map gives it, and slot 7 reads back."""
+    a = nswapd(lab, 64)
+    b = scripted(lab, "--refuse-puts", "0:65536", "--armed")
+    d = scripted(lab, "--slow-puts", "1:30", "--armed", "--capacity", "1000")
+    c = nswapd(lab, 64)                                  # added later
+    dev = netram_device(lab, "n2l-fa9c", 4 << 11, [a, b, d], features=["replicas:2"])
+    dev.message("set", "netram_timeout_ms", "60000")     # the slow PUT is no timeout
+    data = bytes([0x73]) * SLOT
+    w = dd_write(dev, 7, data, "fa9c-w")
+    wait_log(d, "slow-puts: PUT key 7")
+    dev.message("forget_server", a.name)
+    dev.message("add_server", c.name)
+    assert w.finished(60) and w.rc == 0, w.output()
+    got = {}
+
+    def all_match():
+        for srv in (c, d):
+            got[srv.name] = held_matches(dev, srv)
+        return all(x == y for x, y in got.values())
+    try:
+        n2l.wait_for(all_match, timeout=30, interval=1.0, what="servers as the map says")
+    except AssertionError:
+        pass
+    assert all(x == y for x, y in got.values()), \
+        (f"(server holds, the map gives it) {got} after forget_server and add_server "
+         f"with a write in flight: {dev.status()['servers']}")
+    assert dd_read(dev, 7) == (0, data)
+
+
 # ----------------------------------------------------------------------------
 # 12. dmsetup remove while a drain waits on a paused server
 
