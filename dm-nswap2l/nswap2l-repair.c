@@ -94,14 +94,12 @@ static void drop_copies(struct n2l_store *s, unsigned int idx,
 /*----------------------------------------------------------------*/
 /* Events from the client. */
 
-static void ev_connected(void *owner, unsigned int idx, bool restarted)
+static void ev_restarted(void *owner, unsigned int idx)
 {
 	struct n2l_store *s = owner;
 	char name[N2L_ADDR_LEN];
 	u32 lost;
 
-	if (!restarted)
-		return;
 	spin_lock_irq(&s->lock);
 	lost = __n2l_groups_drop_server(s, idx);
 	spin_unlock_irq(&s->lock);
@@ -331,7 +329,7 @@ static int ev_returned(void *owner, unsigned int from,
 }
 
 const struct n2l_net_ops n2l_net_ops = {
-	.connected = ev_connected,
+	.restarted = ev_restarted,
 	.list_copies = ev_list_copies,
 	.missing = ev_missing,
 	.usable = ev_usable,

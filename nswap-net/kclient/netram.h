@@ -117,8 +117,11 @@ struct n2l_net_info {
  * concurrently with each other.
  */
 struct n2l_net_ops {
-	/* Connected: @restarted means every copy it had is gone. */
-	void (*connected)(void *owner, unsigned int idx, bool restarted);
+	/*
+	 * It restarted (a new epoch): every copy it had is gone. Called as
+	 * its reconciliation starts, before it may take writes again.
+	 */
+	void (*restarted)(void *owner, unsigned int idx);
 	/*
 	 * Reconciliation: up to @max copies the slot map expects on @idx,
 	 * from *@cursor on (advanced); 0 when there are no more, -errno to

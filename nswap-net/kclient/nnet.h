@@ -102,7 +102,7 @@ struct n2l_srv_stats {
 
 /* Pending work for a server's event work (n2l_nsrv.events). */
 enum {
-	N2L_EV_CONNECTED,	/* report the epoch, then reconcile */
+	N2L_EV_CONNECTED,	/* reconcile (reporting a restart first) */
 	N2L_EV_RECONCILE,	/* reconcile again (invalidations overflowed) */
 	N2L_EV_AWAY,
 	N2L_EV_USABLE,
@@ -135,7 +135,7 @@ struct n2l_nsrv {
 	enum n2l_srv_state state;
 	bool draining;
 	bool stopping;
-	bool restarted;			/* the last connect found a new epoch */
+	bool restarted;			/* a connect found a new epoch, not reported yet */
 	u32 conn_gen;			/* bumped at every connect */
 	unsigned long down_since;	/* jiffies; 0 while connected */
 	u64 epoch;			/* 0: never connected */
