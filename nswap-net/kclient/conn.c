@@ -124,7 +124,7 @@ static void connection_up(struct n2l_nsrv *srv, const struct n2l_info_host *info
 	WRITE_ONCE(srv->capacity, info->capacity);
 	WRITE_ONCE(srv->server_held, info->held);
 	atomic64_set(&srv->free_reported, info->free);
-	WRITE_ONCE(srv->last_reply, jiffies);
+	WRITE_ONCE(srv->last_status, jiffies);
 	if (again)
 		atomic64_inc(&srv->stats.reconnects);
 	pr_info("nswap2l: %s: server %s is up%s (holds %llu pages of ours)\n",

@@ -52,7 +52,7 @@
 #define N2L_RETAIN_BATCH	1024	/* entries per RETAIN frame */
 #define N2L_MAX_SRVOPS		4	/* MOVED/RETURN waiting per server */
 #define N2L_TICK_MS		200
-#define N2L_STATUS_MS		1000
+#define N2L_STATUS_MS		1000	/* between STATUS polls, busy or not */
 
 /* Where a request is (n2l_net_req.state). */
 enum n2l_req_state {
@@ -159,7 +159,7 @@ struct n2l_nsrv {
 	atomic64_t free_reported;
 	u64 capacity;
 	u64 server_held;
-	unsigned long last_reply;	/* jiffies */
+	unsigned long last_status;	/* jiffies: the last STATUS asked, or HELLO */
 	atomic_t put_pages_inflight;
 	/*
 	 * Mean time to a reply, in microseconds (EWMA, 1/8 per reply): a

@@ -708,10 +708,17 @@ static void tick_server(struct n2l_net *net, struct n2l_nsrv *srv)
 	 */
 	kick = __n2l_connected(srv) && !list_empty(&srv->queue);
 	away = __turn_away(srv, &failed);
+	/*
+	 * Every reply says how much room the server has, but only STATUS
+	 * what it holds for us and donates: asked every N2L_STATUS_MS, busy
+	 * or not, or those stay as the connect found them.
+	 */
 	poll = srv->state == N2L_SRV_UP &&
 	       srv->status_req.state == N2L_REQ_IDLE &&
-	       time_after(jiffies, READ_ONCE(srv->last_reply) +
+	       time_after(jiffies, READ_ONCE(srv->last_status) +
 			  msecs_to_jiffies(N2L_STATUS_MS));
+	if (poll)
+		WRITE_ONCE(srv->last_status, jiffies);
 	spin_unlock_irq(&srv->lock);
 
 	n2l_complete_list(&failed);
