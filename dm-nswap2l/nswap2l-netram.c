@@ -37,6 +37,68 @@ u32 __n2l_netram_free(struct n2l_store *s, u64 avoid)
 }
 
 /*
+ * Pages the servers of the device donate in all, as they last said (they
+ * say so every second); with @reachable, only those not away.
+ */
+u64 n2l_netram_capacity(struct n2l_store *s, bool reachable)
+{
+	struct n2l_net_info info;
+	unsigned int i;
+	u64 cap = 0;
+
+	for (i = 0; i < N2L_NET_SERVERS; i++)
+		if ((READ_ONCE(s->netram.present) & BIT_ULL(i)) &&
+		    n2l_net_server_info(net_of(s), i, &info) &&
+		    !(reachable && info.state == N2L_SRV_AWAY))
+			cap += info.capacity;
+	return cap;
+}
+
+/* A server of the device has not answered its first connect yet. */
+static bool servers_unheard(struct n2l_store *s)
+{
+	struct n2l_net_info info;
+	unsigned int i;
+
+	for (i = 0; i < N2L_NET_SERVERS; i++)
+		if ((READ_ONCE(s->netram.present) & BIT_ULL(i)) &&
+		    n2l_net_server_info(net_of(s), i, &info) &&
+		    info.state == N2L_SRV_CONNECTING)
+			return true;
+	return false;
+}
+
+/*
+ * Once per table, when every server has answered (or is away): a device
+ * larger than what its media can hold, Flash and disk and the Network RAM
+ * it reaches at its replica count, fills up. Then writes of slots on no
+ * medium yet fail with ENOSPC, and swap without discards leaves every
+ * slot it ever used mapped, so it gets there: say so when it is loaded.
+ */
+void n2l_netram_check_size(struct n2l_store *s)
+{
+	unsigned int copies = READ_ONCE(s->netram.replicas) ?: 1;
+	u64 blocks, pages, slots = n2l_nr_slots(s);
+	bool check;
+
+	if (servers_unheard(s))
+		return;
+	spin_lock_irq(&s->lock);
+	check = s->size_unchecked;
+	s->size_unchecked = false;
+	spin_unlock_irq(&s->lock);
+	if (!check)
+		return;
+	blocks = (u64)s->media[N2L_FLASH].alloc.nr_blocks +
+		 s->media[N2L_DISK].alloc.nr_blocks;
+	pages = div_u64(n2l_netram_capacity(s, true), copies);
+	if (slots <= blocks + pages)
+		return;
+	DMWARN("%s: %llu slots, more than its media hold (%llu on Flash and disk, %llu of Network RAM at %u copies): once they are full, writes fail with ENOSPC; swap on it with discards (swapon --discard)",
+	       dm_device_name(s->md), slots, blocks, pages, copies);
+}
+
+/*
  * Servers for a write of @pages slots: up to @want, at least @need, none
  * in @avoid, those with the most room first, in @srv (*@nsrv of them);
  * their group, referenced, and a new version; or -ENOSPC.

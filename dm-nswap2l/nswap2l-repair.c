@@ -149,6 +149,7 @@ static void ev_usable(void *owner, unsigned int idx)
 
 	queue_work(s->wq, &s->worker);
 	n2l_repair_kick(s);
+	n2l_netram_check_size(s);
 }
 
 static void ev_room(void *owner)
@@ -165,6 +166,7 @@ static void ev_away(void *owner, unsigned int idx)
 	/* Writes waiting for it give up; its groups get repaired. */
 	queue_work(s->wq, &s->worker);
 	n2l_repair_kick(s);
+	n2l_netram_check_size(s);
 }
 
 /*

@@ -224,6 +224,9 @@ struct n2l_store {
 	 */
 	struct mutex config_lock;
 
+	/* Under lock: a table was loaded, its size not yet checked. */
+	bool size_unchecked;
+
 	struct kobject kobj;
 	bool kobj_added;
 	struct completion kobj_released;
@@ -307,6 +310,7 @@ void __n2l_held_add(struct n2l_store *s, sme_t e, int delta);
 void __n2l_media_free(struct n2l_store *s, u32 *free, u64 avoid);
 enum n2l_medium __n2l_ask_placement(struct n2l_store *s, u32 *free,
 				    enum n2l_medium now);
+bool __n2l_full(struct n2l_store *s);
 void n2l_install(struct n2l_store *s, struct n2l_io *io, bool ok);
 void __n2l_free_copy(struct n2l_store *s, n2l_slot_t slot, sme_t e);
 void __n2l_writes_landed(struct n2l_store *s);
@@ -342,6 +346,8 @@ u32 __n2l_underreplicated(struct n2l_store *s);
 int n2l_netram_init(struct n2l_store *s, struct n2l_target *t);
 void n2l_netram_exit(struct n2l_store *s);
 u32 __n2l_netram_free(struct n2l_store *s, u64 avoid);
+u64 n2l_netram_capacity(struct n2l_store *s, bool reachable);
+void n2l_netram_check_size(struct n2l_store *s);
 int __n2l_netram_place(struct n2l_store *s, u32 pages, u64 avoid,
 		       unsigned int want, unsigned int need, u8 *srv,
 		       unsigned int *nsrv, u64 *vers);
