@@ -178,7 +178,13 @@ int n2l_remove_server(struct n2l_store *s, const char *name, char **error)
 	return r;
 }
 
-/* A server that is never coming back: its copies are lost now. */
+/*
+ * A server that is never coming back: its copies are lost now. Writes
+ * that it stored and that are still in flight (their other copies went
+ * to the slow path) would name it when they land: they do so first, and
+ * lose that copy with the others. Its index is freed only then, so that
+ * no write names a server added after it.
+ */
 int n2l_forget_server(struct n2l_store *s, const char *name, char **error)
 {
 	char canon[N2L_ADDR_LEN];
@@ -193,7 +199,15 @@ int n2l_forget_server(struct n2l_store *s, const char *name, char **error)
 		return -ENOENT;
 	}
 	n2l_net_server_name(s->netram.net, idx, canon, sizeof(canon));
+	/* No new write goes to it from now on. */
 	n2l_net_server_set_draining(s->netram.net, idx, true);
+	if (!n2l_netram_wait_settled(s, idx)) {
+		n2l_net_server_set_draining(s->netram.net, idx,
+					    s->netram.draining & BIT_ULL(idx));
+		mutex_unlock(&s->config_lock);
+		*error = "Writes to the server are still in flight: try again";
+		return -EBUSY;
+	}
 	spin_lock_irq(&s->lock);
 	lost = __n2l_groups_drop_server(s, idx);
 	s->netram.present &= ~BIT_ULL(idx);

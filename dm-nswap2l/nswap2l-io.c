@@ -268,6 +268,20 @@ enum n2l_medium __n2l_ask_placement(struct n2l_store *s, u32 *free,
 	return m;
 }
 
+/*
+ * No medium has room for a slot that is on none yet: such writes fail
+ * with ENOSPC (or wait for room on its way) until slots are discarded or
+ * media added. What status calls "full".
+ */
+bool __n2l_full(struct n2l_store *s)
+{
+	u32 free[N2L_NR_MEDIA];
+
+	lockdep_assert_held(&s->lock);
+	__n2l_media_free(s, free, 0);
+	return __n2l_ask_placement(s, free, N2L_NONE) == N2L_NONE;
+}
+
 /* How many slots of @io, from its first, no write holds; at most io->nr. */
 static u32 __unwritten_run(struct n2l_store *s, struct n2l_io *io)
 {
@@ -470,6 +484,7 @@ int n2l_map(struct dm_target *ti, struct bio *bio)
 	io->kind = N2L_IO_NONE;
 	io->start_ns = ktime_get_ns();
 	io->since = 0;
+	io->give_up = 0;
 	io->nreq = 0;
 	if (bio->bi_opf & REQ_PREFLUSH)
 		return map_flush(s, bio);

@@ -15,6 +15,8 @@
  * it was dropped: reconciliation of that server waits for none to be
  * left, so it never lists a slot map that a landing write is changing.
  */
+#include <linux/delay.h>
+
 #include "nswap2l.h"
 
 static struct n2l_net *net_of(struct n2l_store *s)
@@ -32,6 +34,68 @@ u32 __n2l_netram_free(struct n2l_store *s, u64 avoid)
 
 	return min_t(u64, div_u64(free, READ_ONCE(s->netram.replicas) ?: 1),
 		     U32_MAX);
+}
+
+/*
+ * Pages the servers of the device donate in all, as they last said (they
+ * say so every second); with @reachable, only those not away.
+ */
+u64 n2l_netram_capacity(struct n2l_store *s, bool reachable)
+{
+	struct n2l_net_info info;
+	unsigned int i;
+	u64 cap = 0;
+
+	for (i = 0; i < N2L_NET_SERVERS; i++)
+		if ((READ_ONCE(s->netram.present) & BIT_ULL(i)) &&
+		    n2l_net_server_info(net_of(s), i, &info) &&
+		    !(reachable && info.state == N2L_SRV_AWAY))
+			cap += info.capacity;
+	return cap;
+}
+
+/* A server of the device has not answered its first connect yet. */
+static bool servers_unheard(struct n2l_store *s)
+{
+	struct n2l_net_info info;
+	unsigned int i;
+
+	for (i = 0; i < N2L_NET_SERVERS; i++)
+		if ((READ_ONCE(s->netram.present) & BIT_ULL(i)) &&
+		    n2l_net_server_info(net_of(s), i, &info) &&
+		    info.state == N2L_SRV_CONNECTING)
+			return true;
+	return false;
+}
+
+/*
+ * Once per table, when every server has answered (or is away): a device
+ * larger than what its media can hold, Flash and disk and the Network RAM
+ * it reaches at its replica count, fills up. Then writes of slots on no
+ * medium yet fail with ENOSPC, and swap without discards leaves every
+ * slot it ever used mapped, so it gets there: say so when it is loaded.
+ */
+void n2l_netram_check_size(struct n2l_store *s)
+{
+	unsigned int copies = READ_ONCE(s->netram.replicas) ?: 1;
+	u64 blocks, pages, slots = n2l_nr_slots(s);
+	bool check;
+
+	if (servers_unheard(s))
+		return;
+	spin_lock_irq(&s->lock);
+	check = s->size_unchecked;
+	s->size_unchecked = false;
+	spin_unlock_irq(&s->lock);
+	if (!check)
+		return;
+	blocks = (u64)s->media[N2L_FLASH].alloc.nr_blocks +
+		 s->media[N2L_DISK].alloc.nr_blocks;
+	pages = div_u64(n2l_netram_capacity(s, true), copies);
+	if (slots <= blocks + pages)
+		return;
+	DMWARN("%s: %llu slots, more than its media hold (%llu on Flash and disk, %llu of Network RAM at %u copies): once they are full, writes fail with ENOSPC; swap on it with discards (swapon --discard)",
+	       dm_device_name(s->md), slots, blocks, pages, copies);
 }
 
 /*
@@ -73,6 +137,25 @@ void n2l_netram_settled(struct n2l_store *s, unsigned int srv)
 	if (atomic_dec_and_test(&s->netram.unsettled[srv]) &&
 	    READ_ONCE(s->deferred_nr))
 		queue_work(s->wq, &s->worker);
+}
+
+/*
+ * Wait until the writes to @idx that will point slots at it have landed
+ * or were dropped (a reconciliation lists the slot map, a server that is
+ * forgotten leaves it); false if they did not within their bound.
+ */
+bool n2l_netram_wait_settled(struct n2l_store *s, unsigned int idx)
+{
+	unsigned long until = jiffies +
+		msecs_to_jiffies(2 * (READ_ONCE(s->netram.timeout_ms) +
+				      READ_ONCE(s->netram.dead_after_ms)));
+
+	while (atomic_read(&s->netram.unsettled[idx]) > 0) {
+		if (time_after(jiffies, until))
+			return false;
+		usleep_range(5000, 10000);
+	}
+	return true;
 }
 
 /*

@@ -147,14 +147,12 @@ static void drop_copies(struct n2l_store *s, unsigned int idx,
 /*----------------------------------------------------------------*/
 /* Events from the client. */
 
-static void ev_connected(void *owner, unsigned int idx, bool restarted)
+static void ev_restarted(void *owner, unsigned int idx)
 {
 	struct n2l_store *s = owner;
 	char name[N2L_ADDR_LEN];
 	u32 lost;
 
-	if (!restarted)
-		return;
 	spin_lock_irq(&s->lock);
 	lost = __n2l_groups_drop_server(s, idx);
 	spin_unlock_irq(&s->lock);
@@ -164,21 +162,6 @@ static void ev_connected(void *owner, unsigned int idx, bool restarted)
 	n2l_repair_kick(s);
 }
 
-/* Writes to @idx that will point slots at it must land first. */
-static bool wait_settled(struct n2l_store *s, unsigned int idx)
-{
-	unsigned long until = jiffies +
-		msecs_to_jiffies(2 * (READ_ONCE(s->netram.timeout_ms) +
-				      READ_ONCE(s->netram.dead_after_ms)));
-
-	while (atomic_read(&s->netram.unsettled[idx]) > 0) {
-		if (time_after(jiffies, until))
-			return false;
-		usleep_range(5000, 10000);
-	}
-	return true;
-}
-
 static int ev_list_copies(void *owner, unsigned int idx, u64 *cursor,
 			  struct n2l_copy *copies, u32 max)
 {
@@ -186,7 +169,7 @@ static int ev_list_copies(void *owner, unsigned int idx, u64 *cursor,
 	u32 nr = n2l_nr_slots(s), end, i, n = 0;
 	sme_t e;
 
-	if (!*cursor && !wait_settled(s, idx))
+	if (!*cursor && !n2l_netram_wait_settled(s, idx))
 		return -ETIMEDOUT;
 	while (*cursor < nr && n < max) {
 		spin_lock_irq(&s->lock);
@@ -219,6 +202,7 @@ static void ev_usable(void *owner, unsigned int idx)
 
 	queue_work(s->wq, &s->worker);
 	n2l_repair_kick(s);
+	n2l_netram_check_size(s);
 }
 
 static void ev_room(void *owner)
@@ -235,6 +219,7 @@ static void ev_away(void *owner, unsigned int idx)
 	/* Writes waiting for it give up; its groups get repaired. */
 	queue_work(s->wq, &s->worker);
 	n2l_repair_kick(s);
+	n2l_netram_check_size(s);
 }
 
 /*
@@ -478,7 +463,7 @@ static int ev_returned(void *owner, unsigned int from,
 }
 
 const struct n2l_net_ops n2l_net_ops = {
-	.connected = ev_connected,
+	.restarted = ev_restarted,
 	.list_copies = ev_list_copies,
 	.missing = ev_missing,
 	.usable = ev_usable,
@@ -604,7 +589,11 @@ static bool mend_run(struct n2l_store *s, struct n2l_reloc *r,
 	return !err && r->moved;
 }
 
-/* The slots of a group with no server left are lost: mark them. */
+/*
+ * The slots of a group with no server left are lost: mark them. A slot
+ * of the run may be being written (the run is cut by location, not by
+ * flags): it stays so, or a second write of it could overtake the first.
+ */
 static void __mark_lost_run(struct n2l_store *s, u32 first, u32 n)
 {
 	n2l_slot_t slot;
@@ -616,7 +605,8 @@ static void __mark_lost_run(struct n2l_store *s, u32 first, u32 n)
 		e = slotmap_get(&s->map, slot);
 		__n2l_held_add(s, e, -1);
 		__n2l_pf_free(s, slot);
-		slotmap_set(&s->map, slot, sme_make(N2L_NONE, 0, SME_LOST));
+		slotmap_set(&s->map, slot, sme_make(N2L_NONE, 0, SME_LOST |
+					      (sme_flags(e) & SME_WRITING)));
 		s->netram.lost_marked++;
 	}
 }
@@ -739,32 +729,52 @@ static int repair_pass(struct n2l_store *s, const struct repair_plan *p)
 	return failed && !mended ? -1 : mended;
 }
 
-/* A drained server leaves once no slot and no write in flight needs it. */
+/* Whether drained server @idx is still needed: by a slot, or a write in flight. */
+static bool __drain_needed(struct n2l_store *s, unsigned int idx)
+{
+	unsigned int g;
+
+	if (s->netram.srv_held[idx] || atomic_read(&s->netram.unsettled[idx]))
+		return true;
+	for (g = 0; g < SME_GROUPS; g++)
+		if (s->netram.groups[g].refs &&
+		    n2l_group_has(&s->netram.groups[g], idx))
+			return true;
+	return false;
+}
+
+/*
+ * A drained server leaves once no slot and no write in flight needs it.
+ * It stops being a server of the device before the client frees its
+ * index, and under the config_lock, so that a server added meanwhile can
+ * neither be given that index while the device still counts it, nor lose
+ * it when the old one's leave completes.
+ */
 static void finish_drains(struct n2l_store *s)
 {
 	char name[N2L_ADDR_LEN];
-	unsigned int idx, g;
-	bool needed;
+	unsigned int idx;
+	bool leaves;
 
 	for (idx = 0; idx < N2L_NET_SERVERS; idx++) {
-		spin_lock_irq(&s->lock);
-		needed = !(s->netram.draining & BIT_ULL(idx)) ||
-			 s->netram.srv_held[idx] ||
-			 atomic_read(&s->netram.unsettled[idx]);
-		for (g = 0; !needed && g < SME_GROUPS; g++)
-			needed = s->netram.groups[g].refs &&
-				 n2l_group_has(&s->netram.groups[g], idx);
-		if (!needed)
-			s->netram.draining &= ~BIT_ULL(idx);
-		spin_unlock_irq(&s->lock);
-		if (needed)
+		if (!(READ_ONCE(s->netram.draining) & BIT_ULL(idx)))
 			continue;
-		server_name(s, idx, name);
-		n2l_net_server_remove(s->netram.net, idx);
+		mutex_lock(&s->config_lock);
 		spin_lock_irq(&s->lock);
-		s->netram.present &= ~BIT_ULL(idx);
+		leaves = (s->netram.draining & BIT_ULL(idx)) &&
+			 !__drain_needed(s, idx);
+		if (leaves) {
+			s->netram.draining &= ~BIT_ULL(idx);
+			s->netram.present &= ~BIT_ULL(idx);
+		}
 		spin_unlock_irq(&s->lock);
-		DMINFO("%s: server %s removed", store_name(s), name);
+		if (leaves) {
+			server_name(s, idx, name);
+			n2l_net_server_remove(s->netram.net, idx);
+			n2l_debug_hold(N2L_HOLD_DRAINED);
+			DMINFO("%s: server %s removed", store_name(s), name);
+		}
+		mutex_unlock(&s->config_lock);
 	}
 }
 

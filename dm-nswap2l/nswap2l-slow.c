@@ -12,7 +12,11 @@
  *    again later, for as long as a server may be down before it is away.
  *
  * These are rare; the fast path never waits here. Writes and reads have
- * a workqueue each, since a read may wait for a write of its slot.
+ * a workqueue each, since a read may wait for a write of its slot. A
+ * write that must wait for room waits queued, holding no server, and is
+ * tried again every N2L_SLOW_RETRY_MS: the writes behind it go meanwhile
+ * (each holds its copies on the servers that stored it unsettled, and a
+ * reconciliation of such a server waits for them).
  */
 #include <linux/delay.h>
 
@@ -29,7 +33,8 @@ static void slow_queue(struct n2l_store *s, struct n2l_slow *q, struct bio *bio)
 	spin_lock_irqsave(&s->lock, flags);
 	bio_list_add(&q->bios, bio);
 	spin_unlock_irqrestore(&s->lock, flags);
-	queue_work(q->wq, &q->work);
+	/* Now, even if writes waiting for room had it scheduled later. */
+	mod_delayed_work(q->wq, &q->work, 0);
 }
 
 void n2l_slow_write(struct n2l_store *s, struct bio *bio)
@@ -122,6 +127,9 @@ static bool slow_write_may_wait(struct n2l_store *s, struct n2l_io *io,
 	return wait;
 }
 
+/* What became of a slow write's offer to the servers. */
+enum slow_netram { SLOW_LANDED, SLOW_ELSEWHERE, SLOW_WAIT };
+
 /*
  * The write's seal, made once: the fast path's; or, when that one could
  * not be made, one made here without waiting for the pools, which the
@@ -137,48 +145,63 @@ static bool slow_write_sealed(struct n2l_store *s, struct bio *bio,
 }
 
 /*
- * The servers that stored the write keep their copies; the others are let
- * go, and as many servers with room as it takes replace them, sent the
- * same seal, waiting for room when there is none yet. The write lands if
- * at least one server holds it; false if none does.
+ * The first time: the servers that stored the write keep their copies,
+ * the others are let go and must not be offered it again at once (in
+ * @avoid). Its group reference goes; the write is new to the slow path
+ * from now until its give-up time.
  */
-static bool slow_write_netram(struct n2l_store *s, struct bio *bio,
-			      struct n2l_io *io)
+static unsigned int slow_write_start(struct n2l_store *s, struct n2l_io *io,
+				     u8 *keep, u64 *avoid)
 {
 	u32 failed = atomic_read(&io->failed);
-	unsigned int k, nkeep = 0, want;
-	u8 keep[N2L_MAX_REPLICAS], cand;
-	unsigned long give_up;
-	u64 avoid = 0;
-	bool sealed;
-	int g = -1;
+	unsigned int k, nkeep = 0;
 
 	spin_lock_irq(&s->lock);
 	for (k = 0; k < io->nreq; k++) {
-		avoid |= BIT_ULL(io->srv[k]);
+		*avoid |= BIT_ULL(io->srv[k]);
 		if (!(failed & BIT(k)))	/* failed ones were settled by put_done */
 			keep[nkeep++] = io->srv[k];
 	}
 	__n2l_group_put(s, io->group);
 	spin_unlock_irq(&s->lock);
+	io->nreq = 0;
+	io->give_up = (jiffies +
+		       msecs_to_jiffies(READ_ONCE(s->netram.dead_after_ms))) ?: 1;
+	return nkeep;
+}
 
+/*
+ * The servers that stored the write keep their copies, and as many
+ * servers with room as it takes replace the others. The write lands if at
+ * least one server holds it; with none, it waits for room (SLOW_WAIT:
+ * offered again later, to every server, those that refused it included)
+ * or goes to a block medium (SLOW_ELSEWHERE).
+ */
+static enum slow_netram slow_write_netram(struct n2l_store *s,
+					  struct bio *bio, struct n2l_io *io)
+{
+	unsigned int k, nkeep = 0, want;
+	u8 keep[N2L_MAX_REPLICAS], cand;
+	u64 avoid = 0;
+	int g = -1;
+
+	if (!io->give_up)
+		nkeep = slow_write_start(s, io, keep, &avoid);
 	want = READ_ONCE(s->netram.replicas);
-	give_up = jiffies + msecs_to_jiffies(READ_ONCE(s->netram.dead_after_ms));
-	for (;;) {
-		sealed = slow_write_sealed(s, bio, io);
-		while (sealed && nkeep < want &&
-		       n2l_net_best(s->netram.net, io->nr, avoid,
-				    s->netram.srv_held, 1, &cand)) {
-			avoid |= BIT_ULL(cand);
-			if (!n2l_netram_put_sealed(s, cand, from_slot(io->slot),
-						   io->nr, io->vers, &io->sealed))
-				keep[nkeep++] = cand;
-		}
-		if (nkeep || !slow_write_may_wait(s, io, give_up))
-			break;
-		msleep(N2L_SLOW_RETRY_MS);
-		avoid = 0;	/* those that refused it may take it now */
+	/*
+	 * Sent with the write's one seal; unsealed (its pools are empty for
+	 * now), it is offered again later.
+	 */
+	while (nkeep < want && slow_write_sealed(s, bio, io) &&
+	       n2l_net_best(s->netram.net, io->nr, avoid, s->netram.srv_held, 1,
+			    &cand)) {
+		avoid |= BIT_ULL(cand);
+		if (!n2l_netram_put_sealed(s, cand, from_slot(io->slot), io->nr,
+					   io->vers, &io->sealed))
+			keep[nkeep++] = cand;
 	}
+	if (!nkeep && slow_write_may_wait(s, io, io->give_up))
+		return SLOW_WAIT;	/* holding nothing */
 	if (nkeep) {
 		spin_lock_irq(&s->lock);
 		g = __n2l_group_get(s, keep, nkeep);
@@ -196,13 +219,13 @@ static bool slow_write_netram(struct n2l_store *s, struct bio *bio,
 		}
 		spin_unlock_irq(&s->lock);
 		io->nreq = 0;
-		return false;
+		return SLOW_ELSEWHERE;
 	}
 	io->group = g;
 	n2l_install(s, io, true);
 	if (nkeep < want)
 		n2l_repair_kick(s);
-	return true;
+	return SLOW_LANDED;
 }
 
 /* No server can take it: run by run to a block medium, as placement says. */
@@ -245,16 +268,22 @@ static blk_status_t slow_write_block(struct n2l_store *s, struct bio *bio,
 	return BLK_STS_OK;
 }
 
-static blk_status_t slow_write(struct n2l_store *s, struct bio *bio,
-			       struct n2l_io *io)
+/* False if the write waits for room: it is to be tried again later. */
+static bool slow_write(struct n2l_store *s, struct bio *bio, struct n2l_io *io)
 {
-	blk_status_t st = BLK_STS_OK;
+	enum slow_netram r;
 
-	atomic64_inc(&s->stats.slow_writes);
-	if (!slow_write_netram(s, bio, io))
-		st = slow_write_block(s, bio, io);
+	if (!io->give_up)
+		atomic64_inc(&s->stats.slow_writes);
+	r = slow_write_netram(s, bio, io);
+	if (r == SLOW_WAIT)
+		return false;
+	bio->bi_status = r == SLOW_LANDED ? BLK_STS_OK :
+					    slow_write_block(s, bio, io);
 	n2l_net_unseal(s->netram.net, &io->sealed);
-	return st;
+	/* Installed here: end_io only times it. */
+	io->kind = N2L_IO_LANDED;
+	return true;
 }
 
 /*----------------------------------------------------------------*/
@@ -356,35 +385,52 @@ static blk_status_t slow_read(struct n2l_store *s, struct bio *bio,
 	return BLK_STS_IOERR;
 }
 
-static void slow_one(struct n2l_store *s, struct bio *bio)
+/* False if @bio waits for room (a write): it is to be tried again. */
+static bool slow_one(struct n2l_store *s, struct bio *bio)
 {
 	struct n2l_io *io = dm_per_bio_data(bio, sizeof(*io));
 
 	if (op_is_write(bio_op(bio))) {
-		bio->bi_status = slow_write(s, bio, io);
-		/* Installed here: end_io only times it. */
-		io->kind = N2L_IO_LANDED;
+		if (!slow_write(s, bio, io))
+			return false;
 	} else {
 		/* Still a read in flight until end_io. */
 		atomic64_inc(&s->stats.slow_reads);
 		bio->bi_status = slow_read(s, bio, io);
 	}
 	bio_endio(bio);
+	return true;
 }
 
+/*
+ * Everything queued, once; writes waiting for room go back to the head of
+ * the queue, tried again in N2L_SLOW_RETRY_MS (or as soon as another bio
+ * comes).
+ */
 static void n2l_slow_work(struct work_struct *w)
 {
-	struct n2l_slow *q = container_of(w, struct n2l_slow, work);
+	struct n2l_slow *q = container_of(to_delayed_work(w), struct n2l_slow,
+					  work);
 	unsigned int noio = memalloc_noio_save();
+	struct bio_list waiting;
 	struct bio *bio;
 
+	bio_list_init(&waiting);
 	for (;;) {
 		spin_lock_irq(&q->store->lock);
 		bio = bio_list_pop(&q->bios);
 		spin_unlock_irq(&q->store->lock);
 		if (!bio)
 			break;
-		slow_one(q->store, bio);
+		if (!slow_one(q->store, bio))
+			bio_list_add(&waiting, bio);
+	}
+	if (!bio_list_empty(&waiting)) {
+		spin_lock_irq(&q->store->lock);
+		bio_list_merge_head(&q->bios, &waiting);
+		spin_unlock_irq(&q->store->lock);
+		queue_delayed_work(q->wq, &q->work,
+				   msecs_to_jiffies(N2L_SLOW_RETRY_MS));
 	}
 	memalloc_noio_restore(noio);
 }
@@ -398,7 +444,7 @@ int n2l_slow_init(struct n2l_store *s)
 	for (i = 0; i < ARRAY_SIZE(q); i++) {
 		q[i]->store = s;
 		bio_list_init(&q[i]->bios);
-		INIT_WORK(&q[i]->work, n2l_slow_work);
+		INIT_DELAYED_WORK(&q[i]->work, n2l_slow_work);
 		q[i]->wq = alloc_workqueue(names[i], WQ_MEM_RECLAIM, 0,
 					   dm_device_name(s->md));
 		if (!q[i]->wq)
@@ -409,10 +455,15 @@ int n2l_slow_init(struct n2l_store *s)
 
 void n2l_slow_exit(struct n2l_store *s)
 {
-	if (s->slow_writes.wq)
-		destroy_workqueue(s->slow_writes.wq);
-	if (s->slow_reads.wq)
-		destroy_workqueue(s->slow_reads.wq);
+	struct n2l_slow *q[] = { &s->slow_writes, &s->slow_reads };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(q); i++) {
+		if (!q[i]->wq)
+			continue;
+		cancel_delayed_work_sync(&q[i]->work);
+		destroy_workqueue(q[i]->wq);
+	}
 }
 
 /*----------------------------------------------------------------*/

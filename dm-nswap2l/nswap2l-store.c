@@ -265,6 +265,7 @@ void n2l_store_apply(struct n2l_store *s, struct n2l_target *t)
 	set_trim(&s->media[N2L_FLASH], t->discard_passdown);
 	set_trim(&s->media[N2L_DISK], t->discard_passdown);
 	WRITE_ONCE(s->netram.replicas, t->replicas);
+	s->size_unchecked = true;
 	spin_unlock_irq(&s->lock);
 	n2l_repair_kick(s);
 	t->placement = NULL;
@@ -274,6 +275,8 @@ void n2l_store_apply(struct n2l_store *s, struct n2l_target *t)
 	mutex_unlock(&s->config_lock);
 
 	n2l_placement_destroy(old);
+	/* Now, or once every server has answered. */
+	n2l_netram_check_size(s);
 }
 
 static void clear_latency(struct n2l_latency *lat)

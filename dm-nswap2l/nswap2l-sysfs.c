@@ -112,6 +112,18 @@ static ssize_t slots_show(struct n2l_store *s, const struct n2l_attr *a,
 	return sysfs_emit(buf, "%u\n", n2l_nr_slots(s));
 }
 
+/* "full" when no medium has room for a slot on none yet, else "ok". */
+static ssize_t space_show(struct n2l_store *s, const struct n2l_attr *a,
+			  char *buf)
+{
+	bool full;
+
+	spin_lock_irq(&s->lock);
+	full = __n2l_full(s);
+	spin_unlock_irq(&s->lock);
+	return sysfs_emit(buf, "%s\n", full ? "full" : "ok");
+}
+
 /* A number, or every choice with the current one in brackets. */
 static ssize_t knob_show(struct n2l_store *s, const struct n2l_attr *a,
 			 char *buf)
@@ -196,7 +208,9 @@ static ssize_t medium_show(struct n2l_store *s, const struct n2l_attr *a,
 		spin_unlock_irq(&s->lock);
 		break;
 	case F_CAPACITY:
-		v = md->alloc.nr_blocks;
+		/* Network RAM: what its servers donate, as status says. */
+		v = a->medium == N2L_NETRAM ? n2l_netram_capacity(s, false) :
+					      md->alloc.nr_blocks;
 		break;
 	case F_READS:
 		v = atomic64_read(&md->stats.reads);
@@ -351,6 +365,7 @@ static ssize_t latency_show(struct n2l_store *s, const struct n2l_attr *a,
 N2L_ATTR(placement_policy, 0644, placement_show, placement_store);
 N2L_ATTR(clear_stats, 0200, NULL, clear_stats_store);
 N2L_ATTR(slots, 0444, slots_show, NULL);
+N2L_ATTR(space, 0444, space_show, NULL);
 N2L_MEDIUM_ATTR(netram_held, N2L_NETRAM, F_HELD);
 N2L_MEDIUM_ATTR(netram_capacity, N2L_NETRAM, F_CAPACITY);
 N2L_MEDIUM_ATTR(netram_reads, N2L_NETRAM, F_READS);
@@ -419,6 +434,7 @@ static struct attribute *n2l_attrs[] = {
 	&n2l_attr_placement_policy.attr,
 	&n2l_attr_clear_stats.attr,
 	&n2l_attr_slots.attr,
+	&n2l_attr_space.attr,
 	&n2l_attr_netram_held.attr,
 	&n2l_attr_netram_capacity.attr,
 	&n2l_attr_netram_reads.attr,

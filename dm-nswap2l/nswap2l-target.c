@@ -25,20 +25,6 @@ static const char *dev_name_or_dash(struct dm_dev *d)
 
 /*----------------------------------------------------------------*/
 
-/* Pages the servers donate in all, as they last said. */
-static u64 netram_capacity(struct n2l_store *s)
-{
-	struct n2l_net_info info;
-	unsigned int i;
-	u64 cap = 0;
-
-	for (i = 0; i < N2L_NET_SERVERS; i++)
-		if ((READ_ONCE(s->netram.present) & BIT_ULL(i)) &&
-		    n2l_net_server_info(s->netram.net, i, &info))
-			cap += info.capacity;
-	return cap;
-}
-
 static void emit_medium(struct n2l_store *s, enum n2l_medium m, u32 held,
 			u64 capacity, char *result, unsigned int maxlen,
 			size_t *szp)
@@ -123,6 +109,7 @@ static void status_prefetch(struct n2l_target *t, char *result,
  *   <moved in> <moved out> (netram, flash, disk)
  *   <prefetch reads> <read/prefetch ratio, every read>
  *   <prefetch target> <prefetch activations>
+ *   <space: ok | full>  (always last: fields added later go before it)
  *
  * TABLE: the line that recreates the device with its current policies.
  * Nothing here waits: counters are read without locks, the rest under the
@@ -136,6 +123,7 @@ static void status_info(struct n2l_target *t, char *result,
 	u32 held[N2L_NR_MEDIA], mapped = 0, lost, under;
 	enum n2l_medium m;
 	size_t sz = 0;
+	bool full;
 
 	spin_lock_irq(&s->lock);
 	for_each_medium(m) {
@@ -144,12 +132,14 @@ static void status_info(struct n2l_target *t, char *result,
 	}
 	lost = __n2l_lost_slots(s);
 	under = __n2l_underreplicated(s);
+	full = __n2l_full(s);
 	spin_unlock_irq(&s->lock);
 
 	DMEMIT("%u %u/%u", N2L_SLOT_SECTORS, mapped, n2l_nr_slots(s));
 	for_each_medium(m) {
 		/* Network RAM capacity is what the servers donate. */
-		emit_medium(s, m, held[m], m == N2L_NETRAM ? netram_capacity(s) :
+		emit_medium(s, m, held[m], m == N2L_NETRAM ?
+			    n2l_netram_capacity(s, false) :
 			    s->media[m].alloc.nr_blocks, result, maxlen, &sz);
 	}
 	DMEMIT(" %llu %llu %llu %llu ",
@@ -170,6 +160,7 @@ static void status_info(struct n2l_target *t, char *result,
 	       (unsigned long long)atomic64_read(&s->netram.rereplicated),
 	       (unsigned long long)atomic64_read(&s->netram.auth_failures));
 	status_prefetch(t, result, maxlen, &sz);
+	DMEMIT(" %s", full ? "full" : "ok");
 }
 
 static void status_table(struct n2l_target *t, char *result,

@@ -256,12 +256,14 @@ struct n2l_store {
 	/*
 	 * Slow paths: bios that need synchronous sub-I/O (nswap2l-slow.c),
 	 * each on a queue of its own: a slow read may wait for a slow write.
+	 * A write waiting for room stays queued and is tried again later
+	 * (the work's delay), never holding up the writes behind it.
 	 */
 	struct n2l_slow {
 		struct n2l_store *store;
 		struct bio_list bios;		/* under the store's lock */
 		struct workqueue_struct *wq;
-		struct work_struct work;
+		struct delayed_work work;
 	} slow_writes, slow_reads;
 	struct bio_set bs;		/* clones for sub-I/O */
 
@@ -273,6 +275,9 @@ struct n2l_store {
 	 * by the I/O path, status or the background work.
 	 */
 	struct mutex config_lock;
+
+	/* Under lock: a table was loaded, its size not yet checked. */
+	bool size_unchecked;
 
 	struct kobject kobj;
 	bool kobj_added;
@@ -303,6 +308,7 @@ struct n2l_io {
 	n2l_blk_t blk;		/* first block, on a block medium */
 	u64 vers;		/* Network RAM: the version written or read */
 	unsigned long since;	/* jiffies: deferred while no medium is up */
+	unsigned long give_up;	/* jiffies: a slow write waits for room until; 0: new */
 	/* Network RAM: a write's request per server, a read's request. */
 	struct n2l_store *store;
 	u8 nreq;
@@ -356,6 +362,7 @@ void __n2l_held_add(struct n2l_store *s, sme_t e, int delta);
 void __n2l_media_free(struct n2l_store *s, u32 *free, u64 avoid);
 enum n2l_medium __n2l_ask_placement(struct n2l_store *s, u32 *free,
 				    enum n2l_medium now);
+bool __n2l_full(struct n2l_store *s);
 void n2l_install(struct n2l_store *s, struct n2l_io *io, bool ok);
 void __n2l_free_copy(struct n2l_store *s, n2l_slot_t slot, sme_t e);
 void __n2l_writes_landed(struct n2l_store *s);
@@ -391,6 +398,8 @@ u32 __n2l_underreplicated(struct n2l_store *s);
 int n2l_netram_init(struct n2l_store *s, struct n2l_target *t);
 void n2l_netram_exit(struct n2l_store *s);
 u32 __n2l_netram_free(struct n2l_store *s, u64 avoid);
+u64 n2l_netram_capacity(struct n2l_store *s, bool reachable);
+void n2l_netram_check_size(struct n2l_store *s);
 int __n2l_netram_place(struct n2l_store *s, u32 pages, u64 avoid,
 		       unsigned int want, unsigned int need, u8 *srv,
 		       unsigned int *nsrv, u64 *vers);
@@ -411,6 +420,7 @@ int n2l_netram_get_sync(struct n2l_store *s, unsigned int srv, u64 key,
 int n2l_netram_read_any(struct n2l_store *s, unsigned int g, u64 key, u32 n,
 			u64 vers, struct bio *data, u32 first, u64 *tried);
 void n2l_netram_settled(struct n2l_store *s, unsigned int srv);
+bool n2l_netram_wait_settled(struct n2l_store *s, unsigned int idx);
 
 /* nswap2l-relocate.c: moving runs of slots off their Network RAM copies */
 struct n2l_reloc {

@@ -65,7 +65,10 @@
  * of the area not marked in generation g (if g is still current), and
  * answers how many it dropped and how many it holds. A PUT marks what it
  * stores in the current generation. RETAIN of a page outside a
- * reconciliation claims it (see PEER_PUT).
+ * reconciliation claims it (see PEER_PUT). A client talks to a server on
+ * one connection at a time and reconciles each new one: RETAIN_BEGIN
+ * closes the area's other connections, unread, so that a PUT left on an
+ * abandoned one never gets the new generation's mark.
  *
  * Giving memory back: a server that must shrink moves a client's pages to
  * a peer (PEER_PUT to the peer, then MOVED to the client) or hands them

@@ -100,15 +100,6 @@ static int connect_and_greet(struct n2l_nsrv *srv, struct socket **sockp,
 	return 0;
 }
 
-/* Every request <= sent_seq has left; none of those queued has. */
-static void __reset_sent_seq(struct n2l_nsrv *srv)
-{
-	struct n2l_net_req *req;
-
-	req = list_first_entry_or_null(&srv->queue, struct n2l_net_req, node);
-	srv->sent_seq = req ? req->seq - 1 : srv->queue_seq;
-}
-
 /*
  * Connected and greeted: reconcile before taking writes. A new epoch means
  * the server restarted and kept nothing of ours.
@@ -128,13 +119,12 @@ static void connection_up(struct n2l_nsrv *srv, const struct n2l_info_host *info
 	srv->id_salt = get_random_u64();
 	srv->state = N2L_SRV_RECONCILING;
 	srv->down_since = 0;
-	__reset_sent_seq(srv);
 	spin_unlock_irq(&srv->lock);
 
 	WRITE_ONCE(srv->capacity, info->capacity);
 	WRITE_ONCE(srv->server_held, info->held);
 	atomic64_set(&srv->free_reported, info->free);
-	WRITE_ONCE(srv->last_reply, jiffies);
+	WRITE_ONCE(srv->last_status, jiffies);
 	if (again)
 		atomic64_inc(&srv->stats.reconnects);
 	pr_info("nswap2l: %s: server %s is up%s (holds %llu pages of ours)\n",
@@ -186,7 +176,6 @@ static void connection_down(struct n2l_nsrv *srv, struct socket *sock)
 		srv->inflight--;
 	}
 	__n2l_fail_queued(srv, &failed, N2L_NET_CONN_LOST, true);
-	__reset_sent_seq(srv);
 	list_for_each_entry_safe(op, otmp, &srv->srvops, node) {
 		list_move_tail(&op->node, &dropped);
 		srv->nr_srvops--;

@@ -9,7 +9,11 @@
  * Reconciliation makes a server hold exactly what the slot map points at:
  *
  *  1. the server takes no writes (reconciling), and writes it had been
- *     given settle first (the target waits for them in list_copies);
+ *     given settle first (the target waits for them in list_copies); a
+ *     restart (a new epoch) found at this connect or an earlier one is
+ *     reported first, in the same step: its copies are gone, and a server
+ *     must never take writes before that is known (the report would
+ *     drop it from their slots too);
  *  2. RETAIN_BEGIN opens a generation;
  *  3. RETAIN lists, in batches, every copy the slot map expects there;
  *     the server marks each and says which it does not have: those copies
@@ -39,7 +43,8 @@ static int retain_batch(struct n2l_nsrv *srv, struct n2l_copy *copies, u32 n)
 {
 	struct n2l_net *net = srv->net;
 	struct n2l_net_req req = {
-		.op = N2L_OP_RETAIN, .count = n, .buf = srv->retain_kvs,
+		.op = N2L_OP_RETAIN, .count = n, .after_invals = true,
+		.buf = srv->retain_kvs,
 		.buf_len = n * sizeof(struct n2l_kv),
 		.reply_buf = srv->retain_bitmap, .reply_len = DIV_ROUND_UP(n, 8),
 	};
@@ -66,8 +71,12 @@ static int retain_batch(struct n2l_nsrv *srv, struct n2l_copy *copies, u32 n)
 	return 0;
 }
 
-/* Stop taking writes; false if the connection is not the one we reconcile. */
-static bool start_reconciling(struct n2l_nsrv *srv, u32 *gen)
+/*
+ * Stop taking writes, and take the restart to report (sticky until a
+ * reconciliation takes it: a connection that came and went keeps it for
+ * the next); false if the connection is not the one we reconcile.
+ */
+static bool start_reconciling(struct n2l_nsrv *srv, u32 *gen, bool *restarted)
 {
 	LIST_HEAD(failed);
 	bool ok;
@@ -77,6 +86,8 @@ static bool start_reconciling(struct n2l_nsrv *srv, u32 *gen)
 	if (ok) {
 		srv->state = N2L_SRV_RECONCILING;
 		*gen = srv->conn_gen;
+		*restarted = srv->restarted;
+		srv->restarted = false;
 		__n2l_fail_queued(srv, &failed, N2L_NET_AWAY, true);
 	}
 	spin_unlock_irq(&srv->lock);
@@ -117,12 +128,16 @@ static void reconcile(struct n2l_nsrv *srv)
 	struct n2l_copy *copies = (struct n2l_copy *)(srv->retain_kvs +
 						      N2L_RETAIN_BATCH);
 	struct n2l_retained done;
+	bool restarted;
 	u64 cursor = 0, g;
 	u32 gen;
 	int r, n;
 
-	if (!start_reconciling(srv, &gen))
+	n2l_debug_hold(N2L_HOLD_RECONCILE);
+	if (!start_reconciling(srv, &gen, &restarted))
 		return;
+	if (restarted)
+		net->ops->restarted(net->owner, srv->idx);
 	g = ++srv->retain_gen;
 	r = sync_simple(srv, N2L_OP_RETAIN_BEGIN, g, NULL, 0);
 	while (!r) {
@@ -224,26 +239,15 @@ static void handle_srvops(struct n2l_nsrv *srv)
 	}
 }
 
-static bool take_restarted(struct n2l_nsrv *srv)
-{
-	bool restarted;
-
-	spin_lock_irq(&srv->lock);
-	restarted = srv->restarted;
-	srv->restarted = false;
-	spin_unlock_irq(&srv->lock);
-	return restarted;
-}
-
 void n2l_event_work(struct work_struct *w)
 {
 	struct n2l_nsrv *srv = container_of(w, struct n2l_nsrv, event_work);
 	struct n2l_net *net = srv->net;
 	unsigned int noio = memalloc_noio_save();
-	bool reconnected = test_and_clear_bit(N2L_EV_CONNECTED, &srv->events);
+	bool reconnected;
 
-	if (reconnected)
-		net->ops->connected(net->owner, srv->idx, take_restarted(srv));
+	n2l_debug_hold(N2L_HOLD_EVENTS);
+	reconnected = test_and_clear_bit(N2L_EV_CONNECTED, &srv->events);
 	if (test_and_clear_bit(N2L_EV_RECONCILE, &srv->events) || reconnected)
 		reconcile(srv);
 	if (test_and_clear_bit(N2L_EV_AWAY, &srv->events))

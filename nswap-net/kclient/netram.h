@@ -70,6 +70,13 @@ struct n2l_net_req {
 	u8 busy;			/* internal: sender, receiver at work */
 	u16 flags;			/* N2L_F_REPLY: our answer to the server */
 	bool reserved;			/* PUT: its room taken at placement */
+	/*
+	 * It may name a page that an invalidation queued before it names (a
+	 * PUT or RETAIN of a version used before: relocations keep a slot's
+	 * version), so it leaves only after every such invalidation. Others
+	 * (reads, writes of a version never sent) may pass them.
+	 */
+	bool after_invals;
 	u32 count;
 	u64 key;
 	u64 vers;
@@ -110,8 +117,11 @@ struct n2l_net_info {
  * concurrently with each other.
  */
 struct n2l_net_ops {
-	/* Connected: @restarted means every copy it had is gone. */
-	void (*connected)(void *owner, unsigned int idx, bool restarted);
+	/*
+	 * It restarted (a new epoch): every copy it had is gone. Called as
+	 * its reconciliation starts, before it may take writes again.
+	 */
+	void (*restarted)(void *owner, unsigned int idx);
 	/*
 	 * Reconciliation: up to @max copies the slot map expects on @idx,
 	 * from *@cursor on (advanced); 0 when there are no more, -errno to
@@ -220,10 +230,16 @@ int n2l_net_seal(struct n2l_net *net, struct n2l_sealed *sd, struct bio *data,
 		 u64 key, u32 count, u64 vers, gfp_t gfp);
 void n2l_net_unseal(struct n2l_net *net, struct n2l_sealed *sd);
 
-/* Requests. */
+/*
+ * Requests. n2l_net_put() may store a version sent before (to this server
+ * or another): it leaves after every invalidation queued before it.
+ */
 void n2l_net_put(struct n2l_net_req *req, u64 key, u32 count, u64 vers,
 		 const struct n2l_sealed *sd);
-/* A PUT to a server whose room n2l_net_reserve() took. */
+/*
+ * A PUT of a version never sent anywhere, to a server whose room
+ * n2l_net_reserve() took: no invalidation can name it yet.
+ */
 void n2l_net_put_reserved(struct n2l_net_req *req, u64 key, u32 count,
 			  u64 vers, const struct n2l_sealed *sd);
 void n2l_net_get(struct n2l_net_req *req, u64 key, u32 count, u64 vers,
@@ -241,5 +257,24 @@ void n2l_net_inval(struct n2l_net *net, unsigned int idx, u64 key, u64 vers);
 /* RETAIN a page outside a reconciliation: claims a moved copy. */
 int n2l_net_claim(struct n2l_net *net, unsigned int idx,
 		  const struct n2l_copy *copies, u32 n);
+
+/*
+ * Tests only: the module parameter debug_hold makes a race deterministic
+ * (tests/vm, issue 24). While it names a point, the code there waits
+ * (at most N2L_DEBUG_HOLD_MAX_MS at a time), or for N2L_HOLD_SEND the
+ * send works send nothing; 0, the default, holds nothing anywhere.
+ */
+enum n2l_hold {
+	N2L_HOLD_NONE,
+	N2L_HOLD_RECONCILE,	/* a server's event work, before a reconciliation */
+	N2L_HOLD_EVENTS,	/* a server's event work, before it looks at its events */
+	N2L_HOLD_DRAINED,	/* the repair work, once a drained server is removed */
+	N2L_HOLD_SEND,		/* every send work: send nothing */
+};
+
+#define N2L_DEBUG_HOLD_MAX_MS	120000
+
+void n2l_debug_hold(enum n2l_hold point);
+bool n2l_debug_holding(enum n2l_hold point);
 
 #endif /* N2L_NETRAM_H */

@@ -50,7 +50,9 @@
 /*
  * Entries per INVAL frame, one frame in flight: a stream of 1 MiB
  * overwrites frees 1024 pages per four PUTs answered, and an INVAL must
- * keep up or the ring overflows into a reconciliation.
+ * keep up or the ring overflows into a reconciliation. Requests pass an
+ * INVAL waiting for the frame only when they cannot name its pages (see
+ * n2l_net_req.after_invals).
  */
 #define N2L_INVAL_BATCH		1024
 #define N2L_RETAIN_BATCH	1024	/* entries per RETAIN frame */
@@ -61,7 +63,7 @@
  */
 #define N2L_SRVOP_SLOTS		(N2L_MAX_SRVOPS + 1)
 #define N2L_TICK_MS		200
-#define N2L_STATUS_MS		1000
+#define N2L_STATUS_MS		1000	/* between STATUS polls, busy or not */
 
 struct n2l_handshake;
 
@@ -129,7 +131,7 @@ struct n2l_srv_stats {
 
 /* Pending work for a server's event work (n2l_nsrv.events). */
 enum {
-	N2L_EV_CONNECTED,	/* report the epoch, then reconcile */
+	N2L_EV_CONNECTED,	/* reconcile (reporting a restart first) */
 	N2L_EV_RECONCILE,	/* reconcile again (invalidations overflowed) */
 	N2L_EV_AWAY,
 	N2L_EV_USABLE,
@@ -162,7 +164,7 @@ struct n2l_nsrv {
 	enum n2l_srv_state state;
 	bool draining;
 	bool stopping;
-	bool restarted;			/* the last connect found a new epoch */
+	bool restarted;			/* a connect found a new epoch, not reported yet */
 	u32 conn_gen;			/* bumped at every connect */
 	unsigned long down_since;	/* jiffies; 0 while connected */
 	u64 epoch;			/* 0: never connected */
@@ -172,7 +174,6 @@ struct n2l_nsrv {
 	u64 next_id;
 	u64 id_salt;			/* ids are not guessable */
 	u64 queue_seq;			/* seq of the last request queued */
-	u64 sent_seq;			/* every request <= this has left */
 	u32 inflight;			/* requests queued or on the wire */
 	struct n2l_inval *invals;	/* ring */
 	u32 inval_head, inval_tail;
@@ -189,7 +190,7 @@ struct n2l_nsrv {
 	atomic64_t free_reported;
 	u64 capacity;
 	u64 server_held;
-	unsigned long last_reply;	/* jiffies */
+	unsigned long last_status;	/* jiffies: the last STATUS asked, or HELLO */
 	atomic_t put_pages_inflight;
 	/*
 	 * Mean time to a reply, in microseconds (EWMA, 1/8 per reply): a

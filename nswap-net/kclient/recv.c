@@ -136,7 +136,6 @@ static int receive_reply(struct n2l_nsrv *srv, struct socket *sock,
 		protocol_error(srv, "frame tag does not verify");
 	if (!r) {
 		atomic64_set(&srv->free_reported, le32_to_cpu(h->free_pages));
-		WRITE_ONCE(srv->last_reply, jiffies);
 		note_latency(srv, req);
 		if (n2l_is_put(req) &&
 		    (status == N2L_ST_FULL || status == N2L_ST_DRAINING))

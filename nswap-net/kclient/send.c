@@ -11,9 +11,12 @@
  *
  * Invalidations wait in a ring and leave, in batches, as soon as every
  * request queued before them has left: a read mapped before a page was
- * freed is served before the page goes. They never starve behind a stream
- * of requests, and a full ring is never a lost invalidation: the server
- * is reconciled instead.
+ * freed is served before the page goes. A request queued after them that
+ * may name their pages (after_invals: a relocation PUTs a slot's version
+ * again, maybe to a server whose INVAL of it still waits) waits for them;
+ * the others pass while the INVAL frame is in flight. They never starve
+ * behind a stream of requests, and a full ring is never a lost
+ * invalidation: the server is reconciled instead.
  */
 #include <linux/sched/mm.h>
 #include <linux/tcp.h>
@@ -127,6 +130,23 @@ static int __take_tag(struct n2l_nsrv *srv, struct n2l_net_req *req)
 	return -EBUSY;
 }
 
+/* The seq of the first request not sent yet; past the last if none. */
+static u64 __first_unsent(struct n2l_nsrv *srv)
+{
+	struct n2l_net_req *req;
+
+	req = list_first_entry_or_null(&srv->queue, struct n2l_net_req, node);
+	return req ? req->seq : srv->queue_seq + 1;
+}
+
+/* The oldest invalidation may leave: what was queued before it has. */
+static bool __inval_ready(struct n2l_nsrv *srv)
+{
+	return srv->inval_head != srv->inval_tail &&
+	       srv->invals[srv->inval_head % N2L_INVAL_RING].after_seq <
+	       __first_unsent(srv);
+}
+
 /* The invalidations that may leave now, as one INVAL request. */
 static struct n2l_net_req *__take_inval_batch(struct n2l_nsrv *srv)
 {
@@ -136,10 +156,8 @@ static struct n2l_net_req *__take_inval_batch(struct n2l_nsrv *srv)
 
 	if (req->state != N2L_REQ_IDLE)
 		return NULL;
-	while (srv->inval_head != srv->inval_tail && n < N2L_INVAL_BATCH) {
+	while (__inval_ready(srv) && n < N2L_INVAL_BATCH) {
 		iv = &srv->invals[srv->inval_head % N2L_INVAL_RING];
-		if (iv->after_seq > srv->sent_seq)
-			break;
 		srv->inval_buf[n].key = cpu_to_le64(iv->key);
 		srv->inval_buf[n].vers = cpu_to_le64(iv->vers);
 		srv->inval_head++;
@@ -167,6 +185,9 @@ static struct n2l_net_req *__next_to_send(struct n2l_nsrv *srv)
 					       node);
 		if (!req)
 			return NULL;
+		/* The INVAL frame is in flight: its answer kicks us. */
+		if (req->after_invals && __inval_ready(srv))
+			return NULL;
 	}
 	if (!(req->flags & N2L_F_REPLY) && __take_tag(srv, req)) {
 		/* Every tag in flight: the receiver kicks us when one frees. */
@@ -176,10 +197,8 @@ static struct n2l_net_req *__next_to_send(struct n2l_nsrv *srv)
 		}
 		return NULL;
 	}
-	if (!inval) {
+	if (!inval)
 		list_del_init(&req->node);
-		srv->sent_seq = req->seq;
-	}
 	req->state = N2L_REQ_SENDING;
 	req->busy = N2L_BUSY_SEND;
 	req->sent_at = jiffies;
@@ -238,6 +257,10 @@ void n2l_send_work(struct work_struct *w)
 	struct n2l_net_req *req;
 	int r;
 
+	if (n2l_debug_holding(N2L_HOLD_SEND)) {
+		memalloc_noio_restore(noio);
+		return;
+	}
 	for (;;) {
 		spin_lock_irq(&srv->lock);
 		req = __n2l_connected(srv) ? __next_to_send(srv) : NULL;
@@ -284,6 +307,7 @@ void n2l_net_put(struct n2l_net_req *req, u64 key, u32 count, u64 vers,
 {
 	req_init(req, N2L_OP_PUT, key, count, vers, sd->wire);
 	req->seals = sd->seals;
+	req->after_invals = true;
 }
 
 void n2l_net_put_reserved(struct n2l_net_req *req, u64 key, u32 count,
@@ -291,6 +315,7 @@ void n2l_net_put_reserved(struct n2l_net_req *req, u64 key, u32 count,
 {
 	n2l_net_put(req, key, count, vers, sd);
 	req->reserved = true;
+	req->after_invals = false;
 }
 
 void n2l_net_get(struct n2l_net_req *req, u64 key, u32 count, u64 vers,
@@ -391,7 +416,9 @@ void n2l_net_inval(struct n2l_net *net, unsigned int idx, u64 key, u64 vers)
 int n2l_net_claim(struct n2l_net *net, unsigned int idx,
 		  const struct n2l_copy *copies, u32 n)
 {
-	struct n2l_net_req req = { .op = N2L_OP_RETAIN, .count = n };
+	struct n2l_net_req req = {
+		.op = N2L_OP_RETAIN, .count = n, .after_invals = true,
+	};
 	int r;
 	u32 i;
 

@@ -4,12 +4,37 @@
  * removing them, what the target may know of them, and the tick that
  * watches them (request timeouts, servers turning away, status polls).
  */
+#include <linux/delay.h>
 #include <linux/in.h>
 #include <linux/in6.h>
+#include <linux/moduleparam.h>
 #include <linux/random.h>
 #include <net/ipv6.h>
 
 #include "auth.h"
+
+/*----------------------------------------------------------------*/
+/* Holds for tests (netram.h): nothing here runs unless a test asks. */
+
+static unsigned int debug_hold;
+module_param(debug_hold, uint, 0644);
+MODULE_PARM_DESC(debug_hold, "Tests only: hold the code at this point (enum n2l_hold); 0: none");
+
+bool n2l_debug_holding(enum n2l_hold point)
+{
+	return READ_ONCE(debug_hold) == point;
+}
+
+/* Wait while a test holds @point, bounded so that nothing hangs for good. */
+void n2l_debug_hold(enum n2l_hold point)
+{
+	unsigned int waited = 0;
+
+	while (n2l_debug_holding(point) && waited < N2L_DEBUG_HOLD_MAX_MS) {
+		msleep(20);
+		waited += 20;
+	}
+}
 
 const char *n2l_net_state_name(enum n2l_srv_state state)
 {
@@ -274,7 +299,29 @@ static void free_all_done(struct n2l_net_req *req)
 	complete(req->private);
 }
 
-/* FREE_ALL if the server can be reached, bounded by the request timeout. */
+/* Take @req out of the FIFO if it is still there; false if it has left. */
+static bool srv_unqueue(struct n2l_nsrv *srv, struct n2l_net_req *req)
+{
+	bool queued;
+
+	spin_lock_irq(&srv->lock);
+	queued = req->state == N2L_REQ_QUEUED;
+	if (queued) {
+		list_del_init(&req->node);
+		srv->inflight--;
+	}
+	spin_unlock_irq(&srv->lock);
+	if (queued)
+		n2l_req_end(req, N2L_NET_CONN_LOST);
+	return queued;
+}
+
+/*
+ * FREE_ALL if the server can be reached, bounded by the request timeout.
+ * Not sent by then: it never will be in time (a connection that lost it
+ * keeps the queue for the next one), so it leaves the queue; sent: the
+ * connection goes, and with it the request.
+ */
 static void srv_free_all(struct n2l_nsrv *srv)
 {
 	DECLARE_COMPLETION_ONSTACK(done);
@@ -286,8 +333,8 @@ static void srv_free_all(struct n2l_nsrv *srv)
 	n2l_submit(srv, &req);
 	if (!wait_for_completion_timeout(&done, 2 * n2l_req_timeout(srv->net) +
 					 msecs_to_jiffies(2 * N2L_TICK_MS))) {
-		/* Stopping fails it, so @req leaves every list. */
-		n2l_srv_disconnect(srv, NULL);
+		if (!srv_unqueue(srv, &req))
+			n2l_srv_disconnect(srv, NULL);
 		wait_for_completion(&done);
 	}
 }
@@ -650,16 +697,29 @@ static void tick_server(struct n2l_net *net, struct n2l_nsrv *srv)
 {
 	struct socket *stuck = NULL;
 	LIST_HEAD(failed);
-	bool away, poll;
+	bool away, poll, kick;
 
 	spin_lock_irq(&srv->lock);
 	if (__n2l_connected(srv) && __timed_out(srv, n2l_req_timeout(net)))
 		stuck = srv->sock;
+	/*
+	 * Requests waiting to be sent: the send work runs again whenever one
+	 * is queued or a tag frees; this kick also covers a send that was
+	 * held back (debug_hold) with no request to follow.
+	 */
+	kick = __n2l_connected(srv) && !list_empty(&srv->queue);
 	away = __turn_away(srv, &failed);
+	/*
+	 * Every reply says how much room the server has, but only STATUS
+	 * what it holds for us and donates: asked every N2L_STATUS_MS, busy
+	 * or not, or those stay as the connect found them.
+	 */
 	poll = srv->state == N2L_SRV_UP &&
 	       srv->status_req.state == N2L_REQ_IDLE &&
-	       time_after(jiffies, READ_ONCE(srv->last_reply) +
+	       time_after(jiffies, READ_ONCE(srv->last_status) +
 			  msecs_to_jiffies(N2L_STATUS_MS));
+	if (poll)
+		WRITE_ONCE(srv->last_status, jiffies);
 	spin_unlock_irq(&srv->lock);
 
 	n2l_complete_list(&failed);
@@ -677,6 +737,8 @@ static void tick_server(struct n2l_net *net, struct n2l_nsrv *srv)
 	}
 	if (poll)
 		n2l_submit(srv, &srv->status_req);
+	else if (kick)
+		queue_work(net->send_wq, &srv->send_work);
 }
 
 void n2l_tick(struct work_struct *w)

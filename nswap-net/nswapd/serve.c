@@ -59,6 +59,27 @@ static void serve_retain(struct conn *c, const struct frame_hdr *h, const uint8_
 		store_retain(&c->srv->store, c->area, payload, h->count, p);
 }
 
+/*
+ * A client reconciles every new connection, and has one at a time: the
+ * area's other connections are abandoned ones. What they still carry
+ * (PUTs buffered when the client gave up on them) would be stored with
+ * this generation's mark and outlive its RETAIN_END, pages the client
+ * knows nothing of. They close now, unread.
+ */
+static void close_abandoned(struct conn *c)
+{
+	for (struct conn *o = c->srv->conns; o; o = o->next)
+		if (o != c && o->area == c->area && !o->dead)
+			conn_kill(o, "abandoned: its client reconciles on a newer connection");
+}
+
+static void serve_retain_begin(struct conn *c, const struct frame_hdr *h)
+{
+	close_abandoned(c);
+	store_retain_begin(&c->srv->store, c->area, h->key);
+	conn_reply(c, h, N2L_ST_OK, 0);
+}
+
 static void serve_retain_end(struct conn *c, const struct frame_hdr *h)
 {
 	struct server *srv = c->srv;
@@ -150,8 +171,7 @@ static void serve_client(struct conn *c, const struct frame_hdr *h, const uint8_
 		break;
 	}
 	case N2L_OP_RETAIN_BEGIN:
-		store_retain_begin(&srv->store, c->area, h->key);
-		conn_reply(c, h, N2L_ST_OK, 0);
+		serve_retain_begin(c, h);
 		break;
 	case N2L_OP_RETAIN:
 		serve_retain(c, h, payload);

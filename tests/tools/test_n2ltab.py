@@ -91,6 +91,16 @@ def test_the_generator_orders_units_after_the_network_and_media(tmp_path):
     assert "BindsTo=dev-disk-by\\x2did-x\\x2dy.device" in escaped
 
 
+def test_swap_goes_on_with_discards_whether_the_tab_says_so_or_not(tmp_path):
+    """Swap without discards leaves every slot it ever used mapped: a
+    device larger than its media fills them all and writes then fail with
+    ENOSPC (issue 24). "discard" is the default, still accepted."""
+    tab = n2ltab.parse("plain flash=/dev/vdb - - swap\nsaid flash=/dev/vdc - - swap,discard\n")
+    n2lunits.write(tab, str(tmp_path), "/usr/sbin/n2lctl", "/etc/nswap2ltab")
+    for name in ("plain", "said"):
+        assert "Options=discard" in (tmp_path / f"dev-mapper-{name}.swap").read_text()
+
+
 def test_the_device_waits_for_the_network_past_systemds_default_timeout(tmp_path):
     """Swap (or a mount) waits for the device's unit, whose job would
     otherwise fail after 90 s, long before a slow network comes up."""

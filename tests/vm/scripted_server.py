@@ -48,6 +48,9 @@ it in the log (n2llab.Process.read_log).
 
   --pages FIRST:N       the pages --hand-back and --move-to-peer give up:
                         those of slots [FIRST, FIRST+N) (default: all)
+  --refuse-puts K:N     answer FULL to every PUT of a key in K..K+N-1,
+                        while still reporting free pages (a server whose
+                        memory ran out)
 
 SIGUSR2 pauses (and resumes) every connection: nothing is read or
 answered, the connections stay open (--pause-on-signal is the same
@@ -180,10 +183,14 @@ class Server:
         self.resend = None          # --close-after-request: the batch to send again
         self.slow_left, self.slow_s = count_seconds(args.slow_puts)
         self.late_left, self.late_s = count_seconds(args.late_invals)
+        # --refuse-puts: (first key, keys)
+        self.refused = tuple(int(x) for x in args.refuse_puts.split(":")) \
+            if args.refuse_puts else (0, 0)
         self.behaviour = next((b for b in ("replay_moved", "replay_return", "moved_to",
                                            "close_after_request", "store_then_drop",
                                            "reorder_puts", "early_reply", "slow_puts",
-                                           "late_invals", "hand_back", "move_to_peer")
+                                           "late_invals", "hand_back", "move_to_peer",
+                                           "refuse_puts")
                                if getattr(args, b)), None)
 
     def fire(self):
@@ -193,7 +200,7 @@ class Server:
         if self.behaviour is None:
             return
         if self.behaviour in ("store_then_drop", "reorder_puts", "early_reply", "slow_puts",
-                              "late_invals"):
+                              "late_invals", "refuse_puts"):
             self.armed = True
         else:
             self.trigger.set()
@@ -334,6 +341,12 @@ class Conn(threading.Thread):
             srv.store.put(self.client, h.key, h.vers, *pages, force=True)
             return True
         pages = p.put_pages(h, self.conn.recv_payload(h))
+        first, n = srv.refused
+        if srv.armed and srv.behaviour == "refuse_puts" and \
+                h.key < first + n and first < h.key + h.count:
+            log(f"refuse-puts: PUT key {h.key} count {h.count} vers {h.vers}: FULL")
+            self.conn.reply(h, p.ST_FULL, free_pages=srv.store.free())
+            return True
         if srv.armed and srv.behaviour == "slow_puts" and srv.slow_left > 0:
             srv.slow_left -= 1
             log(f"slow-puts: PUT key {h.key} count {h.count} vers {h.vers}: "
@@ -572,6 +585,7 @@ def main():
     g.add_argument("--early-reply", action="store_true")
     g.add_argument("--slow-puts", metavar="N:S")
     g.add_argument("--late-invals", metavar="N:S")
+    g.add_argument("--refuse-puts", metavar="K:N")
     g.add_argument("--pause-on-signal", action="store_true")
     g.add_argument("--hand-back", action="store_true")
     g.add_argument("--move-to-peer", metavar="PEER")

@@ -68,7 +68,6 @@ def service_unit(e, n2lctl, tab):
 
 
 def swap_unit(e, tab):
-    options = ["Options=discard"] if "discard" in e.options else []
     priority = [f"Priority={e.priority}"] if e.priority is not None else []
     return "\n".join([
         "# Written by nswap2l-generator from " + tab,
@@ -87,7 +86,10 @@ def swap_unit(e, tab):
         "[Swap]",
         f"What={e.device}",
         *priority,
-        *options,
+        # Always: swap that does not discard leaves every slot it ever
+        # used mapped, and a device larger than its media then fills them
+        # all (writes fail with ENOSPC).
+        "Options=discard",
         # swapoff reads every page back: from Network RAM that takes time.
         "TimeoutSec=600",
         "",

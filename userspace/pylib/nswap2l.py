@@ -43,7 +43,13 @@ def parse_status(line):
     w = line.split()
     if len(w) > 2 and w[2] == "nswap2l":
         w = w[3:]
-    st = {"slot_sectors": int(w[0])}
+    # The last field, whatever is added before it: "full" when no medium
+    # has room for a slot that is on none yet, else "ok".
+    st = {"space": w[-1]}
+    if st["space"] not in ("ok", "full"):
+        raise ValueError(f"expected ok or full last: {line}")
+    w = w[:-1]
+    st["slot_sectors"] = int(w[0])
     mapped, slots = w[1].split("/")
     st["mapped"], st["slots"] = int(mapped), int(slots)
     i = 2

@@ -152,6 +152,31 @@ def test_reconciliation(servers):
         assert c.status().held == 5
 
 
+def test_reconciliation_closes_the_areas_older_connections(servers):
+    """A client reconciles each new connection; its older ones are
+    abandoned. A PUT still buffered on one of them and read after
+    RETAIN_BEGIN would carry the new generation's mark and survive its
+    RETAIN_END, a page the client does not know of: the older connections
+    close at RETAIN_BEGIN, unread. Other areas' connections stay."""
+    s = servers()
+    old = s.client(0x5a)
+    other = s.client(0x5b)
+    new = s.client(0x5a)
+    assert old.put(0, 1, [page("listed")]) == p.ST_OK
+    new.retain_begin(9)
+    try:
+        late = old.put(1, 1, [page("abandoned")])
+    except (ConnectionError, p.ProtocolError, OSError):
+        late = None
+    assert new.retain([(0, 1)]) == []
+    assert new.retain_end(9) == (0, 1), "a page of an abandoned connection survived"
+    assert new.get(1, 1, 1) is None
+    assert late is None, "a PUT on an abandoned connection was served"
+    assert other.put(0, 1, [page("other")]) == p.ST_OK
+    for c in (old, other, new):
+        c.close()
+
+
 def test_epoch_stable_then_new_after_restart(servers):
     s = servers(name="e1")
     with s.client(1) as c:
