@@ -28,7 +28,7 @@ def status_line(effort=()):
     words += ["90", "30", "0.333", "2.500", "0", "0", "0",
               "0", "90", "90", "0", "0", "0"]           # prefetched .. moved
     words += ["45", "0.500"]                           # prefetch reads, ratio
-    return " ".join(words + [str(x) for x in effort])
+    return " ".join(words + [str(x) for x in effort] + ["ok"])    # space: last
 
 
 def test_effort_counters_parse_when_the_module_has_them():
