@@ -4,7 +4,7 @@ counted (tests/vm/run), so that the engine's progress against the
 workload's is a property of the code and not of how busy the host is.
 
 The paper's amount (10% of the slots swapped out since the last run; every
-100 ms here, so that a short workload sees many runs), with Network RAM
+100 ms here, so that a 6 s workload sees dozens of runs), with Network RAM
 holding the slots and Flash with room: read when the workload ends, the
 engine has moved at least 90% of what its policy asked, 10% of every
 swap-out, while the workload kept reads in flight all along. The engine
@@ -34,7 +34,7 @@ def test_engine_moves_what_its_policy_asks_while_swapping(lab, policy):
     dev = device(lab, "n2l-pftarget", 160, 128, 128, policy,
                  ["interval_ms", "100", "percent", "10"])
     before = pswpout()
-    p, st = swap_workload(dev, limit_mb=32, vm_mb=96, seconds=8)
+    p, st = swap_workload(dev, limit_mb=32, vm_mb=96, seconds=6)
     asked = (pswpout() - before) * 0.1
     assert p.returncode == 0, p.stdout + p.stderr
     said = (f"moved {st['prefetched']} of {asked:.0f} asked (its runs' targets: "
@@ -43,7 +43,7 @@ def test_engine_moves_what_its_policy_asks_while_swapping(lab, policy):
             f"{st['flash']['held']}, ENOSPC {st['nospc']}")
     print(said)
     assert st["netram"]["held"] > asked and st["nospc"] == 0, said
-    assert st["prefetch_activations"] >= 30, said
+    assert st["prefetch_activations"] >= 20, said
     assert st["prefetched"] >= 0.9 * asked, said
     assert st["prefetched"] >= 0.9 * st["prefetch_target"], said
     consistent(dev)
