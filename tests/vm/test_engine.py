@@ -29,7 +29,7 @@ def pswpout():
     return int(dict(line.split() for line in open("/proc/vmstat"))["pswpout"])
 
 
-@pytest.mark.parametrize("policy", ["random", "lrs"])
+@pytest.mark.parametrize("policy", ["random"])
 def test_engine_moves_what_its_policy_asks_while_swapping(lab, policy):
     dev = device(lab, "n2l-pftarget", 160, 128, 128, policy,
                  ["interval_ms", "100", "percent", "10"])
