@@ -688,6 +688,13 @@ static bool mig_dispatch(struct n2l_store *s, struct n2l_mig_run *run)
 	return done == run->nr;
 }
 
+/* Until a move of the @busy slots in flight has ended, or the engine stops. */
+static void mig_wait_fewer_busy(struct n2l_store *s, u64 busy)
+{
+	wait_event(s->mig.wait, READ_ONCE(s->mig.round_busy) < busy ||
+		   !READ_ONCE(s->mig.running));
+}
+
 /*
  * One activation: move @target slots, several moves in flight. Slots
  * that did not move (written meanwhile, or their move failed) are made up
@@ -716,16 +723,14 @@ static void mig_round(struct n2l_store *s, u64 target)
 			break;
 		if (moved + busy >= target) {
 			/* What is in flight may fall short: see it end. */
-			wait_event(mig->wait, READ_ONCE(mig->round_busy) < busy ||
-				   !READ_ONCE(mig->running));
+			mig_wait_fewer_busy(s, busy);
 			continue;
 		}
 		nruns = mig_select(s, target - moved - busy, &nr);
 		if (!nr) {
 			if (!busy)
 				break;	/* no candidate left */
-			wait_event(mig->wait, READ_ONCE(mig->round_busy) < busy ||
-				   !READ_ONCE(mig->running));
+			mig_wait_fewer_busy(s, busy);
 			continue;
 		}
 		tried += nr;
