@@ -8,9 +8,9 @@
  *    the slower Flash. When Network RAM's free slots are fewer than
  *    AUTO_HEADROOM activations' worth of swap-outs (at the larger of the
  *    last interval's and the running average), and fewer than the slots
- *    of the device it does not hold yet, auto moves what is missing, up to what the amount knobs ask, oldest swap-outs first
- *    (the least likely to be read soon, so the cheapest to read from
- *    Flash). If the slots it moved are read back often (more than
+ *    of the device it does not hold yet, auto moves what is missing, up
+ *    to what the amount knobs ask, oldest swap-outs first (the least
+ *    likely to be read soon, so the cheapest to read from Flash). If the slots it moved are read back often (more than
  *    AUTO_REREAD per mille of them in an interval, on average) while
  *    Flash reads are slower than Network RAM's, it moves half as many.
  *
@@ -91,12 +91,11 @@ static bool slower(u64 slow, u64 fast)
 static u64 plan_room(struct auto_policy *a, const struct n2l_pf_view *v)
 {
 	u64 burst = max(v->swapouts, a->swapouts_avg) * AUTO_HEADROOM;
+	u64 net = mean_read_us(v, N2L_NETRAM), flash = mean_read_us(v, N2L_FLASH);
 	u64 free = v->free[N2L_NETRAM], want;
 
 	/* Writes can take no more room than the slots not there yet. */
 	burst = min_t(u64, burst, v->slots - v->held[N2L_NETRAM]);
-	u64 net = mean_read_us(v, N2L_NETRAM), flash = mean_read_us(v, N2L_FLASH);
-
 	if (free >= burst)
 		return 0;
 	want = min(burst - free, v->knob_amount);
