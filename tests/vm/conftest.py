@@ -47,6 +47,23 @@ def pytest_runtest_makereport(item, call):
         item.call_failed = rep.failed
 
 
+# Setup, call and teardown seconds of the tests running (pytest_runtest_logreport).
+_SECONDS = {}
+
+
+def pytest_runtest_logreport(report):
+    """Each test's seconds, appended as it ends to $N2L_OUT/durations.txt:
+    CI's time is budgeted from these, and a guest killed at its timeout
+    leaves no junit.xml."""
+    out = os.environ.get("N2L_OUT")
+    if not out:
+        return
+    _SECONDS[report.nodeid] = _SECONDS.get(report.nodeid, 0.0) + report.duration
+    if report.when == "teardown":
+        with open(os.path.join(out, "durations.txt"), "a") as f:
+            f.write(f"{_SECONDS.pop(report.nodeid):8.1f} {report.nodeid}\n")
+
+
 @pytest.fixture(autouse=True)
 def kernel_log_clean(request):
     """Fail the test on any kernel problem it caused; show its log. A test
