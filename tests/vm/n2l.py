@@ -23,7 +23,10 @@ EVIL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "evil_server.py"
 SCRIPTED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripted_server.py")
 
 
-_kmsg_seq = [-1]
+# One /dev/kmsg reader for the session: it reads on from where it stopped,
+# where a new one would read the whole log again (56 ms a call, under
+# emulation, once the log is full; tests call it several times each).
+_kmsg = {"fd": None, "seq": -1}
 
 
 def settle():
@@ -49,23 +52,21 @@ def unwatch_dm_devices():
 def dmesg_new():
     """Kernel log lines since the last call, read from /dev/kmsg by sequence
     number, so that the log itself stays whole for the harness."""
-    fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
+    if _kmsg["fd"] is None:
+        _kmsg["fd"] = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
     lines = []
-    try:
-        while True:
-            try:
-                rec = os.read(fd, 8192).decode(errors="replace")
-            except BlockingIOError:
-                break
-            except BrokenPipeError:  # overwritten before we read it
-                continue
-            prefix, _, msg = rec.partition(";")
-            seq = int(prefix.split(",")[1])
-            if seq > _kmsg_seq[0]:
-                _kmsg_seq[0] = seq
-                lines.append(msg.split("\n")[0])
-    finally:
-        os.close(fd)
+    while True:
+        try:
+            rec = os.read(_kmsg["fd"], 8192).decode(errors="replace")
+        except BlockingIOError:
+            break
+        except BrokenPipeError:  # overwritten before we read it
+            continue
+        prefix, _, msg = rec.partition(";")
+        seq = int(prefix.split(",")[1])
+        if seq > _kmsg["seq"]:
+            _kmsg["seq"] = seq
+            lines.append(msg.split("\n")[0])
     return lines
 
 
