@@ -13,6 +13,7 @@ BENCH = os.path.join(n2l.REPO, "userspace", "bench")
 # Kept with the guest's logs (build/vm/tests/bench-smoke on the host).
 OUT = os.path.join(os.environ.get("N2L_OUT", "/tmp/n2l"), "bench-smoke")
 sys.path.insert(0, BENCH)
+import pilot  # noqa: E402
 import profiles  # noqa: E402
 import results  # noqa: E402
 
@@ -65,8 +66,10 @@ def test_smoke_profile_runs_every_config_and_reports():
             assert {"prefetch_target", "prefetch_activations"} <= set(c), c
             assert c["read_slots"] > 0 and c["netram_mb"] >= 8, c
         if c["config"] in ("n2l-rr", "n2l-random", "n2l-lrs", "n2l-mrs"):
-            # smoke does not apply the pilot gate: its runs are flagged
-            assert c["pilot"]["stop"] == [] and c["pilot"]["flag"], c
+            # smoke does not apply the pilot gate: it stops nothing and
+            # flags what would have stopped it, if anything (on one vCPU
+            # n2l-random ran 50 activations and more, and passed)
+            assert c["pilot"]["stop"] == [] and isinstance(c["pilot"]["flag"], list), c
         assert c["boot"] == cells[0]["boot"], c
         assert_accounted(c)
     assert any(c["prefetched"] > 0 for c in cells if c["config"] == "n2l-lrs")
@@ -79,4 +82,6 @@ def test_smoke_profile_runs_every_config_and_reports():
     assert p.returncode == 0, p.stderr
     md = open(f"{OUT}/report.md").read()
     assert "## Speedup over disk swap" in md and "no good run" not in md
-    assert "## Pilot gate" in md and "flagged" in md and "estimate [95% CI]" in md
+    assert "## Pilot gate" in md and "estimate [95% CI]" in md
+    gate = pilot.lines(cells)       # the runs flagged, each with its reasons
+    assert all(line in md for line in gate) and (gate or "no run stopped or flagged" in md)
