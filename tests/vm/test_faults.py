@@ -110,12 +110,6 @@ def dd_read(dev, slot, count=1, timeout=120):
 # ----------------------------------------------------------------------------
 # 1. Moves are idempotent
 
-# Every page a scripted server holds is moved or returned, then replayed:
-# 512 pages show a replay as 2048 did, in a quarter of the time (a Python
-# server under emulation handles a page in milliseconds).
-REPLAY_PAGES = 512
-REPLAY_LEN = REPLAY_PAGES * SLOT
-
 
 def test_moved_delivered_twice_keeps_the_live_copy(lab):
     """Defect 1 (MOVED): handle_moved() invalidates (peer, key, vers)
@@ -128,8 +122,8 @@ def test_moved_delivered_twice_keeps_the_live_copy(lab):
     b = nswapd(lab, 32)
     a = scripted(lab, "--replay-moved", b.name)
     dev = netram_device(lab, "n2l-f1m", 16 << 11, [a])
-    n2l.write_pattern(dev.path, 0, REPLAY_LEN, 101)
-    assert server(dev, a.name)["held"] == REPLAY_PAGES
+    n2l.write_pattern(dev.path, 0, 8 * MB, 101)
+    assert server(dev, a.name)["held"] == 2048
     # Pages move only to a server the device knows.
     dev.message("add_server", b.name)
     n2l.wait_for(lambda: servers_up(dev, 2), what="the peer up")
@@ -138,13 +132,12 @@ def test_moved_delivered_twice_keeps_the_live_copy(lab):
     log = a.read_log()
     assert " 0 MOVED replayed" not in log, log[-3000:]
     on_b = settled_held(dev, b)
-    (good, wrong, eio) = scan(dev, 0, REPLAY_LEN, 101)
+    (good, wrong, eio) = scan(dev, 0, 8 * MB, 101)
     st = dev.status()
-    assert (good, wrong, eio, st["lost"]) == (REPLAY_PAGES, 0, 0, 0), \
-        (f"after a replayed MOVED: {good} good, {wrong} wrong, {eio} EIO blocks of "
-         f"{REPLAY_PAGES}, "
+    assert (good, wrong, eio, st["lost"]) == (2048, 0, 0, 0), \
+        (f"after a replayed MOVED: {good} good, {wrong} wrong, {eio} EIO blocks of 2048, "
          f"lost {st['lost']}; the peer holds {on_b[0]} pages, the slot map gives it {on_b[1]}")
-    assert on_b == (REPLAY_PAGES,) * 2, f"peer holds {on_b[0]}, slot map gives it {on_b[1]}"
+    assert on_b == (2048, 2048), f"peer holds {on_b[0]}, slot map gives it {on_b[1]}"
 
 
 def test_return_delivered_twice_keeps_the_live_copy(lab):
@@ -159,8 +152,8 @@ def test_return_delivered_twice_keeps_the_live_copy(lab):
     a = scripted(lab, "--replay-return")
     b = nswapd(lab, 32)
     dev = netram_device(lab, "n2l-f1r", 16 << 11, [a])
-    n2l.write_pattern(dev.path, 0, REPLAY_LEN, 102)
-    assert server(dev, a.name)["held"] == REPLAY_PAGES
+    n2l.write_pattern(dev.path, 0, 8 * MB, 102)
+    assert server(dev, a.name)["held"] == 2048
     dev.message("add_server", b.name)
     n2l.wait_for(lambda: servers_up(dev, 2), what="second server up")
     a.signal(signal.SIGUSR1)
@@ -168,14 +161,12 @@ def test_return_delivered_twice_keeps_the_live_copy(lab):
     log = a.read_log()
     assert " 0 RETURN replayed" not in log, log[-3000:]
     on_b = settled_held(dev, b)
-    (good, wrong, eio) = scan(dev, 0, REPLAY_LEN, 102)
+    (good, wrong, eio) = scan(dev, 0, 8 * MB, 102)
     st = dev.status()
-    assert (good, wrong, eio, st["lost"]) == (REPLAY_PAGES, 0, 0, 0), \
-        (f"after a replayed RETURN: {good} good, {wrong} wrong, {eio} EIO blocks of "
-         f"{REPLAY_PAGES}, "
+    assert (good, wrong, eio, st["lost"]) == (2048, 0, 0, 0), \
+        (f"after a replayed RETURN: {good} good, {wrong} wrong, {eio} EIO blocks of 2048, "
          f"lost {st['lost']}; {b.name} holds {on_b[0]} pages, the slot map gives it {on_b[1]}")
-    assert on_b == (REPLAY_PAGES,) * 2, \
-        f"{b.name} holds {on_b[0]}, slot map gives it {on_b[1]}"
+    assert on_b == (2048, 2048), f"{b.name} holds {on_b[0]}, slot map gives it {on_b[1]}"
 
 
 # ----------------------------------------------------------------------------
@@ -229,13 +220,13 @@ def test_moved_to_a_peer_not_up_is_refused(lab):
     dev = netram_device(lab, "n2l-f3", 16 << 11, [a])
     dev.message("set", "netram_timeout_ms", "1000")
     dev.message("set", "netram_dead_after_ms", "5000")
-    n2l.write_pattern(dev.path, 0, 2 * MB, 104)
+    n2l.write_pattern(dev.path, 0, 4 * MB, 104)
     dev.message("add_server", x.name)
     assert [s["state"] for s in entries(dev, x.name)] in (["connecting"], ["down"])
     a.signal(signal.SIGUSR1)
     wait_log(a, "moved-to: done")
     moved = a.read_log().rsplit("moved-to: done: ", 1)[1].splitlines()[0]
-    result, scan = pattern_scan(dev, 0, 2 * MB, 104, timeout=60)
+    result, scan = pattern_scan(dev, 0, 4 * MB, 104, timeout=60)
     if result is None:
         stacks = scan.stacks()
         # Let the read end: a server at that address answers (STALE).
@@ -244,7 +235,7 @@ def test_moved_to_a_peer_not_up_is_refused(lab):
         raise AssertionError(f"server log: {moved}; a read of the moved slots did not end "
                              f"in 60 s (D state):\n{stacks}\nonce a server listened there "
                              f"the read ended with: {scan.output().strip()}")
-    assert result == (512, 0, 0), f"server log: {moved}; scan {result}"
+    assert result == (1024, 0, 0), f"server log: {moved}; scan {result}"
 
 
 # ----------------------------------------------------------------------------
