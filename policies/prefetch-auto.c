@@ -10,9 +10,10 @@
  *    last interval's and the running average), and fewer than the slots
  *    of the device it does not hold yet, auto moves what is missing, up
  *    to what the amount knobs ask, oldest swap-outs first (the least
- *    likely to be read soon, so the cheapest to read from Flash). If the slots it moved are read back often (more than
- *    AUTO_REREAD per mille of them in an interval, on average) while
- *    Flash reads are slower than Network RAM's, it moves half as many.
+ *    likely to be read soon, so the cheapest to read from Flash). If the
+ *    slots it moved are read back often (more than AUTO_REREAD per mille
+ *    of them in an interval, on average) while Flash reads are slower
+ *    than Network RAM's, it moves half as many.
  *
  *  - speed: Network RAM is the slower medium now (its mean read latency,
  *    queueing included, more than AUTO_FASTER percent above Flash's, over
