@@ -26,7 +26,7 @@ SCRIPTED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripted_se
 # One /dev/kmsg reader for the session: it reads on from where it stopped,
 # where a new one would read the whole log again (56 ms a call, under
 # emulation, once the log is full; tests call it several times each).
-_kmsg = {"fd": None, "seq": -1}
+_kmsg = []     # its descriptor, once opened
 
 
 def settle():
@@ -50,24 +50,19 @@ def unwatch_dm_devices():
 
 
 def dmesg_new():
-    """Kernel log lines since the last call, read from /dev/kmsg by sequence
-    number, so that the log itself stays whole for the harness."""
-    if _kmsg["fd"] is None:
-        _kmsg["fd"] = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
+    """Kernel log lines since the last call, from the session's /dev/kmsg
+    reader (the log itself stays whole for the harness)."""
+    if not _kmsg:
+        _kmsg.append(os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK))
     lines = []
     while True:
         try:
-            rec = os.read(_kmsg["fd"], 8192).decode(errors="replace")
+            rec = os.read(_kmsg[0], 8192).decode(errors="replace")
         except BlockingIOError:
-            break
-        except BrokenPipeError:  # overwritten before we read it
+            return lines
+        except BrokenPipeError:  # overwritten before we read it: read on
             continue
-        prefix, _, msg = rec.partition(";")
-        seq = int(prefix.split(",")[1])
-        if seq > _kmsg["seq"]:
-            _kmsg["seq"] = seq
-            lines.append(msg.split("\n")[0])
-    return lines
+        lines.append(rec.partition(";")[2].split("\n")[0])
 
 
 BAD_KERNEL_LINES = re.compile(r"BUG:|WARNING:|Oops|general protection|"
