@@ -38,6 +38,9 @@ it in the log (n2llab.Process.read_log).
   --late-invals N:S     answer each of the next N INVALs S seconds late
                         (dropping its pages then), serving every other
                         request meanwhile
+  --until-reconcile     with --late-invals: answer them as soon as the
+                        client begins reconciling (RETAIN_BEGIN), if that
+                        comes before the S seconds
   --hand-back           hand the pages of --pages back (RETURN) once, as a
                         server that shrinks: asked again every 0.5 s while
                         the client answers FULL (at most --tries times);
@@ -273,6 +276,8 @@ class Conn(threading.Thread):
             log(f"connection {self.conn.name}: {self.tag}: FREE_ALL: {n} pages dropped")
             self.conn.reply(h, p.ST_OK, free_pages=st.free())
         elif op == p.OP_RETAIN_BEGIN:
+            if self.srv.args.until_reconcile:
+                self.answer_late_invals(everything=True)
             st.retain_begin(self.client, h.key)
             self.conn.reply(h, free_pages=st.free())
         elif op == p.OP_RETAIN:
@@ -304,8 +309,8 @@ class Conn(threading.Thread):
         self.srv.store.drop(self.client, kvs)
         self.conn.reply(h, p.ST_OK, free_pages=self.srv.store.free())
 
-    def answer_late_invals(self):
-        while self.late and self.late[0][0] <= time.monotonic():
+    def answer_late_invals(self, everything=False):
+        while self.late and (everything or self.late[0][0] <= time.monotonic()):
             _, h, kvs = self.late.pop(0)
             self.drop_and_answer(h, kvs)
             log(f"late-invals: INVAL of {len(kvs)} pages answered")
@@ -589,6 +594,7 @@ def main():
     g.add_argument("--pause-on-signal", action="store_true")
     g.add_argument("--hand-back", action="store_true")
     g.add_argument("--move-to-peer", metavar="PEER")
+    ap.add_argument("--until-reconcile", action="store_true")
     ap.add_argument("--pages", metavar="FIRST:N")
     ap.add_argument("--tries", type=int, default=120)
     ap.add_argument("--hold-s", type=float, default=20.0)

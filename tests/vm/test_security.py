@@ -246,17 +246,18 @@ def test_forged_or_replayed_frame_drops_the_connection(lab, mode):
 
 def test_persistently_slow_server_is_demoted(lab):
     """A server that answers every request, but only just under the
-    timeout (a 10 Mbit/s link: a 1 MiB write takes 0.85 s, the timeout is
-    1.2 s), is never down; it is demoted once its mean reply time passes
+    timeout (a 4 Mbit/s link: a 1 MiB write takes 2.1 s, the timeout is
+    3 s), is never down; it is demoted once its mean reply time passes
     half the timeout: writes go to the fast server though the slow one
     has twice the room (without demotion it would take all 32 MiB), and
     what it holds still reads back. Idle, the server answers the status
     polls at once and is promoted again, so slow= is sampled during the
-    writes, not after them."""
-    slow = nswapd(lab, 64, rate_mbit=10)
+    writes, not after them. (At 10 Mbit/s and 1.2 s a request had 0.35 s
+    to spare, and the test failed once in CI among three guests.)"""
+    slow = nswapd(lab, 64, rate_mbit=4)
     fast = nswapd(lab, 32)
     dev = netram_device(lab, "n2l-slow", 32 << 11, [slow, fast])
-    dev.message("set", "netram_timeout_ms", "1200")
+    dev.message("set", "netram_timeout_ms", "3000")
 
     def line():
         return [x for x in dev.sysfs_read("servers").splitlines()
