@@ -141,8 +141,10 @@ class Lab:
                 if sp.rc is None:
                     sp.proc.kill()
                     sp.finished(60)
+            swaps = open("/proc/swaps").read().split()
             for d in reversed(self.devices):
-                n2l.run(f"swapoff {d.path}")
+                if os.path.exists(d.path) and os.path.realpath(d.path) in swaps:
+                    n2l.run(f"swapoff {d.path}")
                 d.remove()
             for m in reversed(self.media):
                 m.remove()

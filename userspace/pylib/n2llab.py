@@ -10,6 +10,7 @@ shaped by netem in both directions. Only the 10.77.<i>.0/24 links made
 here carry traffic: nothing leaves the guest.
 """
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -26,6 +27,7 @@ NSWAPD = os.path.join(REPO, "build", "nswapd")
 NULLB = "/sys/kernel/config/nullb"
 LOGDIR = "/tmp/n2l"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dmioctl  # noqa: E402
 from nswap2l import parse_status  # noqa: E402
 
 
@@ -236,10 +238,10 @@ class Medium:
                 f"{2 * len(self.keys)} {args}").rstrip()
 
     def status(self):
-        return parse_media_status(sh(f"dmsetup status {self.name}"))
+        return parse_media_status(dmioctl.status(self.name))
 
     def clear_stats(self):
-        sh(f"dmsetup message {self.name} 0 clear_stats")
+        dmioctl.message(self.name, ["clear_stats"])
 
     def remove(self):
         if os.path.exists(self.path):
@@ -273,25 +275,26 @@ class Link:
         self.host_if, self.peer_if = f"n2lh{index}", f"n2lp{index}"
         self.addr = f"10.77.{index}.2"
         self.delay_us, self.rate_mbit = delay_us, rate_mbit
-        sh(f"ip netns add {self.ns}")
-        sh(f"ip link add {self.host_if} type veth peer name {self.peer_if}")
-        sh(f"ip link set {self.peer_if} netns {self.ns}")
-        sh(f"ip addr add 10.77.{index}.1/24 dev {self.host_if}")
-        sh(f"ip link set {self.host_if} up")
-        self.nsexec(f"ip addr add {self.addr}/24 dev {self.peer_if}")
-        self.nsexec(f"ip link set {self.peer_if} up")
-        self.nsexec("ip link set lo up")
+        # Two ip batches, not a command each: a process start costs a
+        # guest under TCG a tenth of a second or more.
+        sh("ip -batch -", input=f"netns add {self.ns}\n"
+           f"link add {self.host_if} type veth peer name {self.peer_if} netns {self.ns}\n"
+           f"addr add 10.77.{index}.1/24 dev {self.host_if}\n"
+           f"link set {self.host_if} up\n")
         # Peer servers reach each other through the root namespace.
-        self.nsexec(f"ip route add default via 10.77.{index}.1")
-        sh("sysctl -qw net.ipv4.ip_forward=1")
+        sh(f"ip -n {self.ns} -batch -", input=f"addr add {self.addr}/24 dev {self.peer_if}\n"
+           f"link set {self.peer_if} up\n"
+           "link set lo up\n"
+           f"route add default via 10.77.{index}.1\n")
+        with open("/proc/sys/net/ipv4/ip_forward", "w") as f:
+            f.write("1")
         if delay_us or rate_mbit:
             q = "netem"
             if delay_us:
                 q += f" delay {delay_us}us"
             if rate_mbit:
                 q += f" rate {rate_mbit}mbit"
-            sh(f"tc qdisc replace dev {self.host_if} root {q}")
-            self.nsexec(f"tc qdisc replace dev {self.peer_if} root {q}")
+            self.shape_both(q)
 
     def nsexec(self, cmd):
         return sh(f"ip netns exec {self.ns} {cmd}")
@@ -299,8 +302,11 @@ class Link:
     def shape(self, netem):
         """Both directions get these netem options (loss, duplicate,
         reorder, delay ...) from now on."""
-        sh(f"tc qdisc replace dev {self.host_if} root netem {netem}")
-        self.nsexec(f"tc qdisc replace dev {self.peer_if} root netem {netem}")
+        self.shape_both(f"netem {netem}")
+
+    def shape_both(self, qdisc):
+        sh(f"tc qdisc replace dev {self.host_if} root {qdisc}")
+        sh(f"tc -n {self.ns} qdisc replace dev {self.peer_if} root {qdisc}")
 
     def down(self):
         """Cut the link (a partition); up() mends it."""
@@ -314,8 +320,16 @@ class Link:
                 "kind": "veth + netem, both directions"}
 
     def remove(self):
-        run(f"ip netns del {self.ns}")
-        run(f"ip link del {self.host_if}")
+        # The veth first: it goes at once, a namespace's devices later.
+        run(f"ip -force -batch - <<'EOF'\nlink del {self.host_if}\nnetns del {self.ns}\nEOF")
+
+
+def _proc_net_addr(addr):
+    """An IPv4 address as /proc/net/tcp writes it (in memory order)."""
+    try:
+        return socket.inet_aton(addr)[::-1].hex().upper()
+    except OSError:
+        return None
 
 
 class Process:
@@ -324,7 +338,8 @@ class Process:
 
     def __init__(self, link, argv, port, logname, addr=None):
         self.link, self.port, self.argv = link, port, argv
-        self.name = f"{addr or link.addr}:{port}"
+        self.addr = addr or link.addr
+        self.name = f"{self.addr}:{port}"
         self.log = os.path.join(LOGDIR, logname)
         os.makedirs(LOGDIR, exist_ok=True)
         self._start()
@@ -338,18 +353,32 @@ class Process:
         logf = open(self.log, "a")
         netns = ["ip", "netns", "exec", self.link.ns] if self.link else []
         self.proc = subprocess.Popen([*netns, *self.argv], stdout=logf, stderr=logf)
-        port = self.port
         deadline = time.time() + 60
         while time.time() < deadline:
             if self.proc.poll() is not None:
                 raise CommandError(f"server {self.name} exited:\n{self.read_log()}")
-            listening = run(" ".join([*netns, f"ss -Hltn sport = :{port}"]))
-            if listening.stdout.strip():
+            if self._listening():
                 return
             time.sleep(0.2)
         self.proc.kill()        # nothing may hold the link's namespace after this
         self.proc.wait()
         raise CommandError(f"server {self.name} did not listen:\n{self.read_log()}")
+
+    def _listening(self):
+        """The server listens on its port, as its own /proc/<pid>/net
+        shows (no ss process to start): once it is in its namespace."""
+        pid = self.proc.pid
+        try:
+            if self.link and os.stat(f"/proc/{pid}/ns/net").st_ino != \
+                    os.stat(f"/run/netns/{self.link.ns}").st_ino:
+                return False
+            tables = [open(f"/proc/{pid}/net/{t}").read().splitlines()[1:]
+                      for t in ("tcp", "tcp6")]
+        except OSError:
+            return False
+        mine = {f"{a}:{self.port:04X}" for a in ("00000000", _proc_net_addr(self.addr))}
+        return any(f[1] in mine and f[3] == "0A"     # TCP_LISTEN
+                   for lines in tables for f in map(str.split, lines))
 
     def read_log(self):
         return open(self.log).read() if os.path.exists(self.log) else ""
@@ -437,18 +466,25 @@ class Device:
         self.path = f"/dev/mapper/{name}"
         if table:
             sh(f"dmsetup create {name} --table '{table}'")
-        self.minor = int(sh(f"dmsetup info -c --noheadings -o minor {name}").strip())
+        self.minor = os.minor(os.stat(self.path).st_rdev)
         self.sysfs = f"/sys/block/dm-{self.minor}/nswap2l"
 
     def status(self):
-        return parse_status(sh(f"dmsetup status {self.name}").strip())
+        return parse_status(dmioctl.status(self.name).strip())
 
     def table(self):
         return sh(f"dmsetup table {self.name}").strip()
 
     def message(self, *words, check=True):
-        cmd = f"dmsetup message {self.name} 0 " + " ".join(words)
-        return sh(cmd) if check else run(cmd)
+        """The target's answer; with check=False, dmsetup's whole run
+        (a test of a refused message reads its stderr)."""
+        if check:
+            try:
+                return dmioctl.message(self.name, words)
+            except dmioctl.DmError as e:
+                raise CommandError(f"dmsetup message {self.name} 0 {' '.join(words)}: "
+                                   f"{e.strerror}") from None
+        return run(f"dmsetup message {self.name} 0 " + " ".join(words))
 
     def reload(self, table):
         sh(f"dmsetup reload {self.name} --table '{table}'")
