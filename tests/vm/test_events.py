@@ -344,3 +344,45 @@ def test_writes_while_a_server_is_cut_off_longer_than_dead_after(lab):
     assert_pattern_intact(dev)
     assert_servers_settled(dev, [a, b, c])
     assert_nothing_left_after_remove(dev, [a, b, c])
+
+
+def test_writes_while_two_servers_die_one_after_the_other_with_two_replicas(lab):
+    """replicas:2 over three servers: one is killed and started again
+    (empty) while the device is written; once repair has put a second copy
+    of every slot back (underreplicated 0), a second server dies the same
+    way. Each slot had two copies when each server died, so nothing may be
+    lost: no read fails, no byte is wrong, lost is 0, and the servers end
+    up holding exactly what the map gives them."""
+    servers = [nswapd(lab, 32) for _ in range(3)]
+    dev = device(lab, "n2l-ev7", servers, features=["replicas:2"])
+    race = Race(lab, dev)
+    running(dev)
+    for victim in servers[:2]:
+        protected(dev, servers)
+        n2l.kmsg(f"{victim.name} is killed and started again")
+        since = len(victim.read_log())
+        victim.stop(signal.SIGKILL)
+        lab.restart(victim)     # the same object, a new process
+        n2l.wait_log(victim, "client of area", timeout=60, since=since)
+    protected(dev, servers)
+    assert_clean_after_event(dev, race, servers)
+
+
+def protected(dev, servers, timeout=180):
+    """Wait until every server is up and every slot has its copies again."""
+    last = []
+
+    def check():
+        st = dev.status()
+        last[:] = [st]
+        return (not st["underreplicated"] and
+                sum(s["state"] == "up" for s in st["servers"]) == len(servers))
+    t0 = time.time()
+    try:
+        n2l.wait_for(check, timeout=timeout, interval=0.5, what="every slot on two servers")
+    except AssertionError:
+        st = last[0]
+        raise AssertionError(f"{timeout} s on, underreplicated {st['underreplicated']}, "
+                             f"servers {[(s['name'], s['state'], s['held']) for s in st['servers']]}"
+                             ) from None
+    n2l.kmsg(f"every slot protected again after {time.time() - t0:.1f} s")
