@@ -296,9 +296,6 @@ class Link:
                 q += f" rate {rate_mbit}mbit"
             self.shape_both(q)
 
-    def nsexec(self, cmd):
-        return sh(f"ip netns exec {self.ns} {cmd}")
-
     def shape(self, netem):
         """Both directions get these netem options (loss, duplicate,
         reorder, delay ...) from now on."""
@@ -321,7 +318,8 @@ class Link:
 
     def remove(self):
         # The veth first: it goes at once, a namespace's devices later.
-        run(f"ip -force -batch - <<'EOF'\nlink del {self.host_if}\nnetns del {self.ns}\nEOF")
+        sh("ip -force -batch -", check=False,
+           input=f"link del {self.host_if}\nnetns del {self.ns}\n")
 
 
 def _proc_net_addr(addr):
