@@ -73,7 +73,10 @@
  * Giving memory back: a server that must shrink moves a client's pages to
  * a peer (PEER_PUT to the peer, then MOVED to the client) or hands them
  * back (RETURN). It keeps them, and serves GETs of them, until the client
- * answers OK; FULL means "not now: keep them", and the server asks again
+ * answers OK, and then drops those of them not stored again since (a PUT
+ * of the same key and version meanwhile is a copy the OK does not cover:
+ * the client may have made it from another server's after deciding on
+ * its answer); FULL means "not now: keep them", and the server asks again
  * later, by RETURN if the client refused a MOVED. A peer stores PEER_PUT
  * pages *unclaimed*: they never replace a page of the area, GETs and INVALs
  * see them, a reconciliation keeps them, and they become the client's

@@ -9,11 +9,12 @@
  *   otherwise:            RETURN (the pages themselves) to the client.
  *
  * Pages stay here, and GETs are served, until the client answers OK; then
- * only those still stored with the version given up are dropped. A
- * client that says no, or does not answer in time, is asked again after a
- * backoff; one that refuses a MOVED to a peer (FULL: it does not trust or
- * cannot reach it) gets its pages by RETURN instead for a while. Pages of
- * clients that are not connected cannot be given up.
+ * only those still stored with the version given up, and not stored again
+ * since, are dropped. A client that says no, or does not answer in time,
+ * is asked again after a backoff; one that refuses a MOVED to a peer
+ * (FULL: it does not trust or cannot reach it) gets its pages by RETURN
+ * instead for a while. Pages of clients that are not connected cannot be
+ * given up.
  */
 #include "server.h"
 
@@ -79,7 +80,12 @@ static void area_refused_peer(struct server *srv, struct area *a, const char *ad
 	a->refused_until_ms = server_now(srv) + a->refused_backoff_ms;
 }
 
-/* The client said OK: drop what is still stored with the version given up. */
+/*
+ * The client said OK: drop what is still stored with the version given
+ * up, unless it was stored again since (a PUT unmarks it): the same key
+ * and version PUT again is a new copy, a repair's made from another
+ * server's, which the client's OK, decided before, does not cover.
+ */
 static uint32_t batch_drop(struct server *srv, struct batch *b)
 {
 	uint32_t dropped = 0;
@@ -87,7 +93,7 @@ static uint32_t batch_drop(struct server *srv, struct batch *b)
 	for (uint32_t i = 0; i < b->n; i++) {
 		struct entry *e = store_find(&srv->store, b->area, b->kv[i].key, b->kv[i].vers);
 
-		if (e) {
+		if (e && e->move_id == b->id) {
 			store_drop(&srv->store, e);
 			dropped++;
 		}

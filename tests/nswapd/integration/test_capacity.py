@@ -108,6 +108,26 @@ def test_no_peer_returns_pages(servers):
         assert c.get(2 * MB, MB, 1) == [page("r", 2 * MB + i) for i in range(MB)]
 
 
+def test_page_stored_again_while_returned_outlives_the_ok(servers):
+    """A page the client stores again (the same key and version: a repair
+    copy made from another server's) after the server offered it back
+    is a new copy: the client's OK to the RETURN, decided before, drops
+    only what was offered and not rewritten since."""
+    a = servers(config="max_mb = 2\n")
+    with a.client(0xd3) as c:
+        fill(c, 2 * MB, "s")
+        a.write_config("max_mb = 1\n")
+        a.signal(signal.SIGHUP)
+        req = c.next_server_request(20)
+        assert req is not None and req.hdr.opcode == p.OP_RETURN
+        k0, v0, data, _ = p.parse_return(req.hdr, req.payload)[0]
+        assert c.put(k0, v0, [data]) == p.ST_OK
+        c.answer(req)
+        if req.hdr.count < MB:
+            answer_all(c, MB - req.hdr.count, p.OP_RETURN)
+        assert c.get(k0, 1, v0) == [page("s", k0)]
+
+
 def test_full_peer_then_return(servers):
     """A peer with room for part of the excess takes that; the rest goes back."""
     peer = servers("--min-mb", 1, "--max-mb", 1, name="peer")
