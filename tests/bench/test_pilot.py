@@ -9,6 +9,7 @@ import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__)))), "userspace", "pylib"))
+import n2lbench  # noqa: E402
 import pilot  # noqa: E402
 import runner  # noqa: E402
 
@@ -84,7 +85,7 @@ def test_the_runner_stops_at_the_first_run_that_fails_and_keeps_it(tmp_path):
     saved = json.loads((tmp_path / "results.json").read_text())
     assert len(saved["cells"]) == 2 and saved["cells"][1]["pilot"]["stop"]
     assert saved["pilot_gate"]["stopped_at"] == "n2l-lrs radix rep 0"
-    assert saved["cells"][1]["boot"] == runner.boot_id()
+    assert saved["cells"][1]["boot"] == n2lbench.boot_id()
     log = (tmp_path / "progress.log").read_text()
     assert "pilot gate: n2l-lrs radix rep 0: STOPPED: moved 33" in log
     # not applied: the same run is flagged and the runner goes on

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """The runner's parsing of workload results and the arithmetic over cells."""
+import json
 import csv
 import io
 
@@ -303,8 +304,8 @@ def test_measure_names_cases_of_either_form(monkeypatch):
     import calibrate
     jobs = []
     monkeypatch.setattr(calibrate.n2lbench, "fio", lambda *a, **k: (0, 0))
-    monkeypatch.setattr(calibrate.n2lbench, "fio_job", lambda path, rw, bs, qd, *a, **k:
-                        jobs.append((rw, bs, qd)) or {"total_ios": 999, "runtime": 1000})
+    monkeypatch.setattr(calibrate.n2lbench, "fio_jobs", lambda path, js, *a, **k:
+                        jobs.extend(js) or [{"total_ios": 999, "runtime": 1000}] * len(js))
     got = calibrate.measure("/dev/x", 1, cases=[("read", "rand", 1),
                                                 ("write", "seq", 32, "1m")])
     # a case without a block size is 4 KiB, as the sweep's point check
@@ -339,3 +340,18 @@ def test_flash_pages_at_qd1_keep_their_ratio():
     for rw, short in (("read", 0.149), ("write", 0.092)):
         got = model_us(keys, ZERO_VM, rw, "1m", 1) / t[f"{rw} 1m qd1"]["us"]
         assert abs(got - (1 - short)) < 0.002, (rw, got)
+
+
+def test_fio_jobs_run_one_after_the_other_in_one_fio(monkeypatch):
+    cmds = []
+    out = {"jobs": [{"read": {"total_ios": 1}, "write": {"total_ios": 0}},
+                    {"read": {"total_ios": 0}, "write": {"total_ios": 2}}]}
+    monkeypatch.setattr(n2lbench, "sh", lambda cmd, **k: cmds.append(cmd) or json.dumps(out))
+    got = n2lbench.fio_jobs("/dev/x", [("randread", "4k", 1), ("write", "1m", 32)], 64,
+                            runtime=1, ramp="250ms")
+    assert got == [{"total_ios": 1}, {"total_ios": 2}] and len(cmds) == 1
+    jobs = cmds[0].split("--name=")[1:]
+    assert [j.split() for j in jobs] == [
+        ["job0", "--rw=randread", "--bs=4k", "--iodepth=1", "--stonewall"],
+        ["job1", "--rw=write", "--bs=1m", "--iodepth=32", "--stonewall"]]
+    assert "--time_based --runtime=1 --ramp_time=250ms" in cmds[0].split("--name=")[0]

@@ -26,7 +26,14 @@ profiles.TOLERANCE off
 stops the run (gate()) where timing is exact, under instruction
 counting. On a noisy wall clock the figures are recorded and the gate
 only reported. results.json keeps per medium and case `target` and
-`measured`."""
+`measured`.
+
+A calibration is saved as calibration.json (save()); a later run of the
+same profile and Flash speed can take it instead of calibrating (load():
+the prefetch experiment's units, and a runner given --calibration)."""
+import json
+import os
+
 import configs
 import n2lbench
 import n2llab
@@ -57,14 +64,14 @@ def measure(path, runtime, cases=profiles.CALIBRATION_CASES):
     second holds thousands of 4 KiB requests of every medium but the disk, and
     about a hundred of 1 MiB, and repeats exactly."""
     n2lbench.fio(path, "write", "1M", 4, REGION_MB, runtime=None)
-    out = {}
+    names, jobs = [], []
     for case in cases:
         rw, pattern, qd, bs = (*case, "4k")[:4]
-        name = profiles.case_name(rw, pattern, qd, bs)
-        res = n2lbench.fio_job(path, name.split()[0], bs, qd, REGION_MB,
-                               runtime=runtime, ramp=RAMP)
-        out[name] = n2lbench.us_per_request(res, qd)
-    return out
+        names.append(profiles.case_name(rw, pattern, qd, bs))
+        jobs.append((names[-1].split()[0], bs, qd))
+    results = n2lbench.fio_jobs(path, jobs, REGION_MB, runtime=runtime, ramp=RAMP)
+    return {name: n2lbench.us_per_request(res, qd)
+            for name, res, (_, _, qd) in zip(names, results, jobs)}
 
 
 def verdicts(calib):
@@ -113,6 +120,49 @@ def gate(calib, exact):
     calib["gate"] = {"off_target": bad, "tolerance": profiles.TOLERANCE,
                      "applied": exact, "passed": not bad}
     return bad and exact
+
+
+def run(profile, label=""):
+    """media() and its gate, each printed: (calib, the cases off target
+    if they stop the run)."""
+    calib = media(profile)
+    print(f"== calibration{label}: {json.dumps(calib)}", flush=True)
+    stop = gate(calib, exact=exact())
+    for line in calib["gate"]["off_target"]:
+        print(f"== calibration off target{label}: {line}", flush=True)
+    return calib, stop
+
+
+def exact():
+    """Whether timing is exact: an instruction-counted guest."""
+    return os.environ.get("N2L_ICOUNT") == "1"
+
+
+def save(out_dir, profile, calib):
+    with open(os.path.join(out_dir, "calibration.json"), "w") as f:
+        json.dump({"profile": profile.name, "flash_speed": calib["flash_speed"],
+                   "boot": n2lbench.boot_id(), "calibration": calib}, f, indent=1)
+
+
+def load(path, profile, speeds=None):
+    """The calibration save() wrote to path, with its path as "source".
+    SystemExit if it is of another profile or of a Flash speed not in
+    speeds (default: the profile's), or failed its gate where timing is
+    exact."""
+    with open(path) as f:
+        got = json.load(f)
+    if got.get("profile") != profile.name:
+        raise SystemExit(f"{path} calibrated profile {got.get('profile')!r}, "
+                         f"not {profile.name!r}")
+    speeds = speeds or (profile.flash_speed,)
+    if got.get("flash_speed") not in speeds:
+        raise SystemExit(f"{path} calibrated Flash speed {got.get('flash_speed')!r}, "
+                         f"not {' or '.join(speeds)}")
+    if not got["calibration"]["gate"]["passed"] and exact():
+        raise SystemExit(f"{path}: its calibration failed its gate")
+    got["calibration"]["source"] = path
+    got["calibration"]["boot"] = got.get("boot")
+    return got["calibration"]
 
 
 def media(profile, runtime=1):

@@ -160,26 +160,10 @@ def check_policies(policies):
     return [f"{p}: {why}" for p in policies for why in [unknown_policy(p)] if why]
 
 
-def exact():
-    return os.environ.get("N2L_ICOUNT") == "1"
-
-
 def calibrate_speed(profile, speed):
     """A whole calibration at one Flash speed and its gate: (calib, the
     cases off target if they stop the run)."""
-    calib = calibrate.media(replace(profile, flash_speed=speed))
-    calib["flash_speed"] = speed
-    print(f"== calibration at Flash speed {speed}: {json.dumps(calib)}", flush=True)
-    stop = calibrate.gate(calib, exact=exact())
-    for line in calib["gate"]["off_target"]:
-        print(f"== calibration off target (Flash {speed}): {line}", flush=True)
-    return calib, stop
-
-
-def save_calibration(out, profile, calib):
-    with open(os.path.join(out, "calibration.json"), "w") as f:
-        json.dump({"profile": profile.name, "flash_speed": calib["flash_speed"],
-                   "calibration": calib}, f, indent=1)
+    return calibrate.run(replace(profile, flash_speed=speed), f" at Flash speed {speed}")
 
 
 def load_calibrations(paths, profile):
@@ -188,15 +172,8 @@ def load_calibrations(paths, profile):
     of the profile has none."""
     calibs = {}
     for path in paths:
-        with open(path) as f:
-            got = json.load(f)
-        if got.get("profile") != profile.name:
-            raise SystemExit(f"prefetch: {path} calibrated profile {got.get('profile')!r}, "
-                             f"not {profile.name!r}")
-        if not got["calibration"]["gate"]["passed"] and exact():
-            raise SystemExit(f"prefetch: {path}: its calibration failed its gate")
-        got["calibration"]["source"] = path
-        calibs[got["flash_speed"]] = got["calibration"]
+        calib = calibrate.load(path, profile, speeds=profile.flash_speeds)
+        calibs[calib["flash_speed"]] = calib
     missing = [s for s in profile.flash_speeds if s not in calibs]
     if missing:
         raise SystemExit(f"prefetch: no calibration for Flash speed {', '.join(missing)}")
@@ -259,7 +236,7 @@ def calibrated_run(profile, units, paths):
         off = [f"{what}: {c['off']}" for what, c in check.items() if c["off"]]
         for line in off:
             print(f"== calibration check off: {line}", flush=True)
-        if off and exact():
+        if off and calibrate.exact():
             return None
     else:
         calibs, check = {}, None
@@ -306,7 +283,7 @@ def calibrate_only(base, a):
     if a.flash_speed not in base.flash_speeds:
         raise SystemExit(f"prefetch: --flash-speed one of {', '.join(base.flash_speeds)}")
     calib, stop = calibrate_speed(base, a.flash_speed)
-    save_calibration(a.out, base, calib)
+    calibrate.save(a.out, base, calib)
     return 3 if stop else 0
 
 

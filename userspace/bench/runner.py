@@ -144,7 +144,7 @@ class Progress:
     def __init__(self, total, out_dir, run, cells=(), gate=False):
         self.total, self.begin, self.cells = total, time.monotonic(), list(cells)
         self.out_dir, self.run, self.gate = out_dir, run, gate
-        self.boot = boot_id()
+        self.boot = n2lbench.boot_id()
         self.first = len(self.cells)     # done before this boot: not timed here
         self.log = open(os.path.join(out_dir, "progress.log"), "a" if cells else "w")
 
@@ -178,15 +178,6 @@ class Progress:
         save(self.out_dir, self.run, self.cells)
         if stop:
             raise pilot.Stop(f"{pilot.where(cell)}: {'; '.join(stop)}")
-
-
-def boot_id():
-    """This boot's id: the runs of one boot, and only they, pair."""
-    try:
-        with open("/proc/sys/kernel/random/boot_id") as f:
-            return f.read().strip()
-    except OSError:
-        return None
 
 
 def stopped_by_gate(progress, e):
@@ -236,10 +227,15 @@ def resumed_run(out_dir, profile):
     return run
 
 
-def save_calibration(out_dir, profile, calib):
-    """A run the gate stopped keeps what it measured, for the reader."""
-    with open(os.path.join(out_dir, "calibration.json"), "w") as f:
-        json.dump({"profile": profile.name, "calibration": calib}, f, indent=1)
+def calibrated(profile, a):
+    """The run's calibration, from a.calibration or measured here and
+    saved for later runs: (calib, whether its gate stops the run)."""
+    if a.calibration:
+        print(f"== calibration from {a.calibration}", flush=True)
+        return calibrate.load(a.calibration, profile), False
+    calib, stop = calibrate.run(profile)
+    calibrate.save(a.out, profile, calib)
+    return calib, stop
 
 
 def main():
@@ -258,7 +254,11 @@ def main():
                     help="flag what the pilot gate would stop at, and go on")
     ap.add_argument("--calibrate-only", action="store_true",
                     help="calibrate the media, write calibration.json, run nothing")
+    ap.add_argument("--calibration", help="a calibration.json of this profile, from "
+                    "an earlier run: used instead of calibrating")
     a = ap.parse_args()
+    if a.calibration and a.calibrate_only:
+        ap.error("--calibration and --calibrate-only: one or the other")
 
     over = {}
     if a.reps:
@@ -279,13 +279,7 @@ def main():
     if run:
         print(f"== going on with {len(run['cells'])} cells done", flush=True)
     else:
-        calib = calibrate.media(profile)
-        print(f"== calibration: {json.dumps(calib)}", flush=True)
-        stop = calibrate.gate(calib, exact=os.environ.get("N2L_ICOUNT") == "1")
-        for line in calib["gate"]["off_target"]:
-            print(f"== calibration off target: {line}", flush=True)
-        if stop or a.calibrate_only:
-            save_calibration(a.out, profile, calib)
+        calib, stop = calibrated(profile, a)
         if stop:
             print("== calibration gate: media off target, no run", flush=True)
             return 3

@@ -177,12 +177,9 @@ def new_run(base, calib, units):
 
 def calibrated_run(base, units, out):
     """The calibration, its gate, and a new run; None if the gate stops."""
-    calib = calibrate.media(base)
-    print(f"== calibration: {json.dumps(calib)}", flush=True)
-    if calibrate.gate(calib, exact=os.environ.get("N2L_ICOUNT") == "1"):
-        runner.save_calibration(out, base, calib)
-        for line in calib["gate"]["off_target"]:
-            print(f"== calibration off target: {line}", flush=True)
+    calib, stop = calibrate.run(base)
+    if stop:
+        calibrate.save(out, base, calib)
         return None
     run = new_run(base, calib, units)
     parts = sorted({p for p, _ in units})

@@ -14,13 +14,21 @@ def fio_job(path, rw, bs, qd, size_mb, runtime=3, ramp=1):
     """One fio job on path; returns fio's figures of its direction (the
     JSON's "read" or "write"). runtime None: one pass over size_mb,
     untimed (preconditioning)."""
+    return fio_jobs(path, [(rw, bs, qd)], size_mb, runtime, ramp)[0]
+
+
+def fio_jobs(path, jobs, size_mb, runtime=3, ramp=1):
+    """fio jobs (rw, bs, qd) on path, one after the other (stonewall) in
+    one fio: a fio start costs a guest two seconds, as much as a job
+    measures. Returns each job's figures of its direction."""
     timing = f"--time_based --runtime={runtime} --ramp_time={ramp}" if runtime else ""
-    out = sh(f"fio --name=bench --filename={path} --rw={rw} --bs={bs} "
-             f"--size={size_mb}M --direct=1 --ioengine=libaio --iodepth={qd} "
-             f"--randrepeat=1 --norandommap {timing} --output-format=json",
+    each = " ".join(f"--name=job{i} --rw={rw} --bs={bs} --iodepth={qd} --stonewall"
+                    for i, (rw, bs, qd) in enumerate(jobs))
+    out = sh(f"fio --filename={path} --size={size_mb}M --direct=1 --ioengine=libaio "
+             f"--randrepeat=1 --norandommap {timing} --output-format=json {each}",
              timeout=3600)
-    job = json.loads(out)["jobs"][0]
-    return job["read" if "read" in rw else "write"]
+    return [job["read" if "read" in rw else "write"]
+            for job, (rw, _, _) in zip(json.loads(out)["jobs"], jobs)]
 
 
 def fio(path, rw, bs, qd, size_mb, runtime=3, ramp=1):
@@ -54,6 +62,15 @@ def environment(**extra):
     }
     env.update(extra)
     return env
+
+
+def boot_id():
+    """This boot's id: the runs of one boot, and only they, pair."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            return f.read().strip()
+    except OSError:
+        return None
 
 
 def now():
