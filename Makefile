@@ -29,7 +29,7 @@ PORTABLE_HDR := $(wildcard dm-nswap2l/*.h policies/*.h userspace/include/*.h)
 TOOLS := build/tools/n2l-pattern build/tools/n2l-race
 
 .PHONY: all setup module modules media tools unit lint vm-test check deb demo bench-overhead bench-netram \
-	bench bench-full bench-sweep bench-prefetch bench-unit tools-unit packages-test clean
+	bench bench-full bench-sweep bench-prefetch bench-unit tools-unit packages-test chaos-long clean
 
 all: module tools
 
@@ -74,6 +74,12 @@ lint:
 
 vm-test: modules media tools nswapd sim workloads deb
 	tests/vm/run
+
+# CI's chaos test at 2 GiB through Network RAM (tests/vm/chaos-long):
+# figures under results/chaos-long-<date>/.
+chaos-long: setup
+	$(MAKE) --no-print-directory modules media tools nswapd
+	tests/vm/chaos-long
 
 # The packages, from a copy of the sources in build/deb/, lintian-checked
 # (packaging/build-deb); tests/vm/packaged-root installs them for

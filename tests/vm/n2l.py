@@ -8,6 +8,7 @@ itself so that one test's leftovers cannot make another pass or fail.
 import os
 import re
 import sys
+import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "userspace", "pylib"))
@@ -271,6 +272,51 @@ def kmsg(text):
     which step of a test a kernel problem came in."""
     with open("/dev/kmsg", "w") as f:
         f.write(f"n2l-test: {text}\n")
+
+
+def protected(dev, n, timeout=180):
+    """Wait until n servers are up and no slot lacks a copy; returns the
+    status then and the seconds it took. The error says what was missing."""
+    last = []
+
+    def check():
+        st = dev.status()
+        last[:] = [st]
+        ups = sum(s["state"] == "up" for s in st["servers"])
+        return st if ups == n and not st["underreplicated"] else None
+    t0 = time.monotonic()
+    try:
+        st = wait_for(check, timeout=timeout, interval=0.5,
+                      what="servers up and every slot replicated")
+    except AssertionError:
+        st = last[0]
+        raise AssertionError(
+            f"{timeout} s on: underreplicated {st['underreplicated']}, servers "
+            f"{[(s['name'], s['state'], s['held'], s['free']) for s in st['servers']]}, "
+            f"flash held {st['flash']['held']}/{st['flash']['capacity']}") from None
+    seconds = time.monotonic() - t0
+    kmsg(f"every slot protected again after {seconds:.1f} s")
+    return st, seconds
+
+
+def audit_copies(dev, servers, timeout=180):
+    """Every copy the slot map names is on its server: each server's
+    connection is reset in its namespace (ss -K), so that the client
+    reconciles it, listing every copy it expects there; returns the
+    copies the servers said they no longer had ({name: count}), which
+    the client then drops from their slots (and repairs)."""
+    from n2lmetrics import parse_servers
+    missing = {}
+    for srv in servers:
+        before = parse_servers(dev.sysfs_read("servers"))[srv.name]
+        sh(f"ip netns exec {srv.link.ns} ss -K sport = :{srv.name.rsplit(':', 1)[1]}")
+        after = wait_for(
+            lambda: (lambda x: x if x["reconciled"] > before["reconciled"] and
+                     x["state"] == "up" else None)(
+                parse_servers(dev.sysfs_read("servers"))[srv.name]),
+            timeout=timeout, what=f"{srv.name} reconciled again")
+        missing[srv.name] = after["missing"] - before["missing"]
+    return missing
 
 
 def fio_verify_cmd(path, rw, bs, size, iodepth, extra=""):

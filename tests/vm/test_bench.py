@@ -56,6 +56,10 @@ def test_smoke_profile_runs_every_config_and_reports():
     assert calib["flash_keys"]["read_mbps"] > 0 and calib["flash_keys"]["write_lat_us"] >= 0
     assert calib["gate"]["applied"] is (os.environ.get("N2L_ICOUNT") == "1")
     assert res["environment"]["staged_in_tmpfs"] == ["wl2"]
+    # saved for later runs of this boot (test_workloads.py takes it)
+    with open(f"{OUT}/calibration.json") as f:
+        saved = json.load(f)
+    assert saved["calibration"] == calib and saved["boot"] == cells[0]["boot"], saved
     for c in cells:
         assert c["seconds"] > 0 and c["swap_out_mb"] > 0, c
         if c["config"].startswith("n2l-") and c["config"] != "n2l-none":

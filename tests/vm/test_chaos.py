@@ -1,12 +1,18 @@
 """Chaos: a swapping workload that verifies every page, on a device with
 Network RAM over three nswapd and Flash, while the servers are killed,
-restarted, paused and shrunk, one at a time, on links that lose,
-duplicate, reorder and delay packets.
+restarted, paused and shrunk, one at a time or two at the same moment,
+on links that lose, duplicate, reorder and delay packets.
 
 With replicas:2 nothing may be lost: every page verifies, no slot is lost,
-no read fails. With replicas:1 the device must report exactly the slots
-whose only server died, and never return wrong data. After the device is
-removed, no server holds a page of it."""
+no read fails. It runs as a new user would: product defaults (no timing
+knob changed, servers without peers, so a shrinking server hands its
+pages back), swap with discards. With replicas:1 the device must report
+exactly the slots whose only server died, and never return wrong data.
+After the device is removed, no server holds a page of it.
+
+N2L_CHAOS_SWAP_MB sets how much the workload must swap to Network RAM
+(default 128 MiB; make chaos-long: 2 GiB and more); each event's time to
+re-protect, and what it re-replicated, go to $N2L_OUT/chaos.txt."""
 import os
 import signal
 import threading
@@ -17,47 +23,55 @@ from n2l import sh, table_line
 
 MB = 1 << 20
 NETEM = "delay 100us 50us distribution normal loss 0.5% duplicate 0.5% reorder 5% 50%"
+SWAP_MB = int(os.environ.get("N2L_CHAOS_SWAP_MB", "128"))
+# stress-ng's runs: each verifies what it wrote, and the workload runs
+# them until SWAP_MB went to Network RAM.
+RUN_S = 240
 
 
 def chaos_servers(lab, mb, n=3):
-    """n nswapd, each a peer of the others, with a config file to shrink it."""
+    """n nswapd with their defaults, each with a config file to shrink it
+    (and no reserve: the guest has little memory to spare)."""
     servers = []
     for i in range(n):
         conf = f"/tmp/n2l/chaos-{i}.conf"
         with open(conf, "w") as f:
-            f.write(f"min_mb = {mb}\nmax_mb = {mb}\n")
-        peers = [f"--peer=10.77.{j + 1}.2:7070" for j in range(n) if j != i]
-        srv = lab.server("nswapd", ["--config", conf, "--reserve-mb", "0",
-                                    "--interval-ms", "200",
-                                    "--request-timeout-s", "3", *peers])
+            f.write(f"min_mb = {mb}\nmax_mb = {mb}\nreserve_mb = 0\n")
+        srv = lab.server("nswapd", ["--config", conf])
         srv.link.shape(NETEM)
-        srv.conf = conf
+        srv.conf, srv.mb = conf, mb
         servers.append(srv)
     return servers
 
 
-def resize(srv, mb):
-    with open(srv.conf, "w") as f:
-        f.write(f"min_mb = {mb}\nmax_mb = {mb}\n")
-    srv.signal(signal.SIGHUP)
-
-
-def settled(dev, n):
-    """The status once every server is up and nothing is underreplicated."""
-    st = dev.status()
-    ups = sum(s["state"] == "up" for s in st["servers"])
-    return st if ups == n and not st["underreplicated"] else None
+def resize(servers, mb):
+    """Every one of servers to mb at the same moment (a SIGHUP each)."""
+    for srv in servers:
+        with open(srv.conf, "w") as f:
+            f.write(f"min_mb = {mb}\nmax_mb = {mb}\nreserve_mb = 0\n")
+    for srv in servers:
+        srv.signal(signal.SIGHUP)
 
 
 class Chaos(threading.Thread):
     """One server event at a time, each once the device has settled from
-    the last: kill and restart, pause past dead_after_ms, shrink and grow."""
+    the last (every server up, every slot with its copies): a kill and
+    restart, a pause past netram_dead_after_ms, two servers shrinking
+    at the same moment and growing back. Each event's time to re-protect
+    and the slots it re-replicated are kept in `protect`."""
 
-    def __init__(self, dev, servers, seconds):
+    KINDS = ("kill", "shrink-two", "pause")
+
+    def __init__(self, dev, servers):
         super().__init__(daemon=True)
-        self.dev, self.servers, self.seconds = dev, servers, seconds
-        self.events = []
+        self.dev, self.servers = dev, servers
+        self.events, self.protect = [], []
+        self.done = threading.Event()
         self.error = None
+
+    def every_kind(self):
+        """Whether every kind of event has happened and been settled."""
+        return {kind for kind, _, _ in self.protect} == set(self.KINDS)
 
     def run(self):
         try:
@@ -66,44 +80,38 @@ class Chaos(threading.Thread):
             self.error = e
 
     def settle(self):
-        last = []
-
-        def check():
-            st = self.dev.status()
-            last[:] = [st]
-            return settled(self.dev, len(self.servers))
-        try:
-            n2l.wait_for(check, timeout=240, what="servers up and every slot replicated")
-        except AssertionError:
-            st = last[0]
-            raise AssertionError(
-                f"not settled after {self.events}: underreplicated {st['underreplicated']}, "
-                f"servers {[(x['name'], x['state'], x['held'], x['free']) for x in st['servers']]}, "
-                f"flash held {st['flash']['held']}/{st['flash']['capacity']}\n"
-                f"{self.dev.sysfs_read('servers')}") from None
+        before = self.dev.status()["rereplicated"]
+        st, seconds = n2l.protected(self.dev, len(self.servers), timeout=300)
+        if self.events:
+            self.protect.append((self.events[-1][0], round(seconds, 1),
+                                 st["rereplicated"] - before))
+        return st
 
     def _run(self):
-        end = time.time() + self.seconds
-        kinds = ("kill", "pause", "shrink")
+        dead_after_s = int(self.dev.sysfs_read("netram_dead_after_ms")) / 1000
         i = 0
-        while time.time() < end:
+        while not self.done.is_set():
             self.settle()
-            srv, kind = self.servers[i % len(self.servers)], kinds[i % len(kinds)]
-            self.events.append((kind, srv.name))
+            srv, kind = self.servers[i % len(self.servers)], self.KINDS[i % len(self.KINDS)]
             if kind == "kill":
+                self.events.append((kind, srv.name))
                 srv.stop(signal.SIGKILL)
                 time.sleep(2)
                 srv.restart()
                 srv.link.shape(NETEM)
             elif kind == "pause":
+                self.events.append((kind, srv.name))
                 srv.signal(signal.SIGSTOP)
-                time.sleep(6)       # past netram_dead_after_ms: away
+                time.sleep(dead_after_s + 5)       # away, then back
                 srv.signal(signal.SIGCONT)
             else:
-                resize(srv, 8)
+                two = [srv, self.servers[(i + 1) % len(self.servers)]]
+                self.events.append((kind, " ".join(s.name for s in two)))
+                resize(two, 8)
                 time.sleep(8)
-                resize(srv, 64)
+                resize(two, srv.mb)
             i += 1
+        self.settle()
 
 
 def report(line):
@@ -119,40 +127,60 @@ def make_device(lab, name, replicas, servers, flash_mb=192):
     dev = lab.device(name, table_line(256 << 11, f.path,
                                       features=[f"replicas:{replicas}"],
                                       servers=[s.name for s in servers]))
-    dev.message("set", "netram_timeout_ms", "2000")
-    dev.message("set", "netram_dead_after_ms", "4000")
     n2l.wait_for(lambda: dev.servers_up(len(servers)), what="servers up")
     return dev
 
 
-def test_chaos_with_two_replicas_loses_nothing(lab):
+def swap_until(dev, mb, chaos, limit_mb=48, vm_mb=160):
+    """stress-ng runs, each verifying what it wrote, in a cgroup of
+    limit_mb on the device as swap with discards, until mb went to
+    Network RAM and the chaos has been through every kind of event: the
+    last run's process and how many ran."""
     from test_io import swap_workload
+    runs = 0
+    while True:
+        p, _ = swap_workload(dev, limit_mb=limit_mb, vm_mb=vm_mb, seconds=RUN_S,
+                             discard=True, mkswap=not runs, swapon=not runs)
+        runs += 1
+        swapped = dev.status()["netram"]["write_sectors"] * 512
+        if p.returncode != 0 or (swapped >= mb * MB and chaos.every_kind()):
+            return p, runs
+
+
+def test_chaos_with_product_defaults_and_two_replicas_loses_nothing(lab):
     servers = chaos_servers(lab, 64)
     dev = make_device(lab, "n2l-chaos", 2, servers)
-    chaos = Chaos(dev, servers, seconds=200)
+    chaos = Chaos(dev, servers)
     result = {}
     worker = threading.Thread(target=lambda: result.update(
-        run=swap_workload(dev, limit_mb=48, vm_mb=160, seconds=240)))
+        run=swap_until(dev, SWAP_MB, chaos)))
     worker.start()
     time.sleep(20)
     chaos.start()
-    worker.join(timeout=900)
-    chaos.join(timeout=300)
+    worker.join(timeout=(SWAP_MB // 16 + 8) * RUN_S * 2)
+    chaos.done.set()
+    chaos.join(timeout=600)
     assert not worker.is_alive(), "the workload hung"
     assert chaos.error is None, chaos.error
-    p, _ = result["run"]
+    p, runs = result["run"]
     out = p.stdout + p.stderr
     assert p.returncode == 0, out
-    st = n2l.wait_for(lambda: settled(dev, 3), timeout=240, what="repairs done")
+    st = n2l.protected(dev, len(servers), timeout=300)[0]
+    missing = n2l.audit_copies(dev, servers)
     swapped = st["netram"]["write_sectors"] * 512
     report(f"chaos: {len(chaos.events)} events {chaos.events}; "
-           f"{swapped // MB} MiB to Network RAM, {st['rereplicated']} slots "
-           f"re-replicated, lost {st['lost']}, failed reads {st['failed_reads']}, "
+           f"copies the slot map named that a server did not have: {missing}; "
+           f"{swapped // MB} MiB to Network RAM in {runs} runs of {RUN_S} s, "
+           f"{st['rereplicated']} slots re-replicated, lost {st['lost']}, "
+           f"failed reads {st['failed_reads']}, no-space errors {st['nospc']}, "
+           f"returned {st['returned_pages']} pages, discarded {st['discarded']}; "
+           f"re-protected (event, seconds, slots): {chaos.protect}; "
            f"workload: {out.strip().splitlines()[-1] if out.strip() else '-'}")
-    assert {kind for kind, _ in chaos.events} == {"kill", "pause", "shrink"}
-    assert swapped >= 128 * MB
-    assert st["lost"] == 0 and st["failed_reads"] == 0
-    assert st["rereplicated"] > 0
+    assert {kind for kind, _ in chaos.events} == set(Chaos.KINDS)
+    assert swapped >= SWAP_MB * MB
+    assert st["lost"] == 0 and st["failed_reads"] == 0 and st["nospc"] == 0
+    assert sum(missing.values()) == 0, missing
+    assert st["rereplicated"] > 0 and st["returned_pages"] > 0 and st["discarded"] > 0
     sh(f"swapoff {dev.path}")
     dev.remove()
     for srv in servers:

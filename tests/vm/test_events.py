@@ -358,31 +358,11 @@ def test_writes_while_two_servers_die_one_after_the_other_with_two_replicas(lab)
     race = Race(lab, dev)
     running(dev)
     for victim in servers[:2]:
-        protected(dev, servers)
+        n2l.protected(dev, len(servers))
         n2l.kmsg(f"{victim.name} is killed and started again")
         since = len(victim.read_log())
         victim.stop(signal.SIGKILL)
         lab.restart(victim)     # the same object, a new process
         n2l.wait_log(victim, "client of area", timeout=60, since=since)
-    protected(dev, servers)
+    n2l.protected(dev, len(servers))
     assert_clean_after_event(dev, race, servers)
-
-
-def protected(dev, servers, timeout=180):
-    """Wait until every server is up and every slot has its copies again."""
-    last = []
-
-    def check():
-        st = dev.status()
-        last[:] = [st]
-        return (not st["underreplicated"] and
-                sum(s["state"] == "up" for s in st["servers"]) == len(servers))
-    t0 = time.time()
-    try:
-        n2l.wait_for(check, timeout=timeout, interval=0.5, what="every slot on two servers")
-    except AssertionError:
-        st = last[0]
-        raise AssertionError(f"{timeout} s on, underreplicated {st['underreplicated']}, "
-                             f"servers {[(s['name'], s['state'], s['held']) for s in st['servers']]}"
-                             ) from None
-    n2l.kmsg(f"every slot protected again after {time.time() - t0:.1f} s")

@@ -150,10 +150,11 @@ def test_overwrite_discard_read_races(lab, mode, seconds):
     assert st["flash"]["held"] <= st["flash"]["capacity"]
 
 
-def swap_workload(dev, limit_mb, vm_mb, seconds, discard=False, mkswap=True):
+def swap_workload(dev, limit_mb, vm_mb, seconds, discard=False, mkswap=True, swapon=True):
     if mkswap:
         sh(f"mkswap {dev.path}")
-    sh(f"swapon {'--discard' if discard else ''} -p 100 {dev.path}")
+    if swapon:
+        sh(f"swapon {'--discard' if discard else ''} -p 100 {dev.path}")
     cg = "/sys/fs/cgroup/n2l-swap"
     try:
         sh("echo +memory > /sys/fs/cgroup/cgroup.subtree_control")
