@@ -57,8 +57,9 @@ def consistent(dev):
 def test_fio_verify_while_migrating(lab, policy):
     dev = device(lab, "n2l-pf", 48, 32, 48, policy, AGGRESSIVE)
     # verify_backlog: reads and checks run among the writes, so slots are
-    # read, overwritten and moved all at once.
-    fio_verify(dev.path, "randwrite", "4k", "24M", iodepth=8,
+    # read, overwritten and moved all at once (a quarter of Network RAM
+    # moved every 50 ms: 16 MiB keeps the engine busy all through).
+    fio_verify(dev.path, "randwrite", "4k", "16M", iodepth=8,
                extra="--verify_backlog=64 --loops=2")
     st = dev.status()
     assert st["prefetched"] > 0, st

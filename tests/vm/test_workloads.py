@@ -54,9 +54,10 @@ def test_hpl_starts_mpi_under_its_limit_on_slow_flash(procs, limit_mb):
     shared store fallocate()d 4 MiB segments there, which failed with
     ENOMEM while reclaim waited on this Flash, and MPI_Init aborted, in
     every HPL run on Flash of an instruction-counted sweep (one vCPU).
-    On this suite's two vCPUs and wall clock that did not happen (the
-    test passed without the fix): test_hpl.py checks the store the driver
-    asks for, and the sweep's Flash cells are the end-to-end check."""
+    On two vCPUs and the wall clock that did not happen (the test passed
+    without the fix); this shard's guest has one vCPU, as the sweep's
+    had (two MPI processes took 393 s here, 171 s on two vCPUs), and
+    test_hpl.py checks the store the driver asks for."""
     p = profiles.get("quick", flash_keys=SLOW_FLASH, hpl_procs=procs,
                      limits={"hpl": limit_mb})
     configs.no_other_swap()
