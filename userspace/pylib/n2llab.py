@@ -481,7 +481,7 @@ class Device:
                 return dmioctl.message(self.name, words)
             except dmioctl.DmError as e:
                 raise CommandError(f"dmsetup message {self.name} 0 {' '.join(words)}: "
-                                   f"{e.strerror}") from None
+                                   f"{os.strerror(e.errno)}") from None
         return run(f"dmsetup message {self.name} 0 " + " ".join(words))
 
     def reload(self, table):
