@@ -160,6 +160,29 @@ u32 __n2l_groups_drop_server(struct n2l_store *s, unsigned int srv)
 	return lost;
 }
 
+/*
+ * Of the @n servers @srv that took copies, each when its restart count
+ * was @epoch, those that have not restarted since, moved to the front
+ * (the others after them): how many. A copy taken before a restart died
+ * with the process, and the restart was reported (the server left every
+ * group) before anything could name the copy: it must not be named now.
+ */
+unsigned int __n2l_fresh_copies(struct n2l_store *s, u8 *srv, u32 *epoch,
+				unsigned int n)
+{
+	unsigned int i, fresh = 0;
+
+	lockdep_assert_held(&s->lock);
+	for (i = 0; i < n; i++) {
+		if (s->netram.restarts[srv[i]] != epoch[i])
+			continue;
+		swap(srv[fresh], srv[i]);
+		swap(epoch[fresh], epoch[i]);
+		fresh++;
+	}
+	return fresh;
+}
+
 /* Servers of @g that can serve reads now or soon (not away). */
 unsigned int __n2l_group_live(struct n2l_store *s, unsigned int g)
 {

@@ -325,6 +325,9 @@ static bool __place_netram(struct n2l_store *s, struct n2l_io *io,
 	io->medium = N2L_NETRAM;
 	io->group = g;
 	io->nreq = n;
+	/* the slow path keeps the copies stored: only if no restart took them */
+	while (n--)
+		io->epoch[n] = s->netram.restarts[io->srv[n]];
 	return true;
 }
 

@@ -158,17 +158,20 @@ static void __mark_lost(struct n2l_store *s, n2l_slot_t slot, sme_t e)
  * changed since). 0, or -ENOSPC if no group was free (none moved).
  */
 static int install_servers(struct n2l_store *s, struct n2l_reloc *r,
-			   const u8 *added, unsigned int nadded)
+			   u8 *added, u32 *epoch, unsigned int nadded)
 {
+	unsigned int nkeep, fresh;
 	const u8 *keep;
-	unsigned int nkeep;
 	n2l_slot_t slot;
 	u32 i, moved = 0;
 	sme_t e, new;
 	int g;
 
 	spin_lock_irq(&s->lock);
-	g = __n2l_group_change(s, r->group, r->drop, r->ndrop, added, nadded);
+	/* A server that restarted since it took its copies has none. */
+	fresh = __n2l_fresh_copies(s, added, epoch, nadded);
+	g = nadded && !fresh ? -ENOSPC :
+	    __n2l_group_change(s, r->group, r->drop, r->ndrop, added, fresh);
 	keep = g >= 0 ? s->netram.groups[g].srv : NULL;
 	nkeep = g >= 0 ? s->netram.groups[g].nr : 0;
 	for (i = 0; i < r->nr; i++) {
@@ -187,6 +190,9 @@ static int install_servers(struct n2l_store *s, struct n2l_reloc *r,
 			__n2l_held_add(s, e, -1);
 			slotmap_set(&s->map, slot, new);
 			__n2l_held_add(s, new, 1);
+			/* a restarted server's new process may have them */
+			__drop_added(s, slot, new, r->vers, added + fresh,
+				     nadded - fresh);
 		}
 		moved++;
 	}
@@ -204,10 +210,13 @@ static int install_servers(struct n2l_store *s, struct n2l_reloc *r,
 
 static int reloc_servers(struct n2l_store *s, struct n2l_reloc *r)
 {
+	u32 epoch[N2L_MAX_REPLICAS];
 	u8 added[N2L_MAX_REPLICAS];
 	unsigned int i, nadded = 0;
 
 	for (i = 0; i < r->nadd; i++) {
+		epoch[nadded] = r->add_present ? r->epoch[i] :
+				READ_ONCE(s->netram.restarts[r->add[i]]);
 		if (!r->add_present &&
 		    n2l_netram_put_sync(s, r->add[i], from_slot(r->first), r->nr,
 					r->vers, r->data, 0))
@@ -216,7 +225,8 @@ static int reloc_servers(struct n2l_store *s, struct n2l_reloc *r)
 	}
 	if (r->nadd && !nadded)
 		return -ENOSPC;
-	return install_servers(s, r, added, nadded);
+	n2l_test_delay(N2L_TEST_RELOCATED, "before a relocation installs its copies");
+	return install_servers(s, r, added, epoch, nadded);
 }
 
 /*----------------------------------------------------------------*/

@@ -33,17 +33,7 @@
 #define N2L_MENDERS		8	/* runs mended side by side */
 #define N2L_MEND_PAGES		16	/* longest run a mender takes at once */
 
-/*
- * Pauses for tests only: tests/vm sets them to hold a race window open
- * long enough to make the race happen every time (test_faults.py). Off
- * (0) unless a test sets them; nothing else should.
- */
-enum n2l_test_site {
-	N2L_TEST_INSTALL = 1,	/* a MOVED's or RETURN's run, before it installs */
-	N2L_TEST_KICK = 2,	/* n2l_repair_kick, about to queue the repair */
-	N2L_TEST_REPAIR = 4,	/* the repair work, as it starts */
-};
-
+/* The test-only pauses (enum n2l_test_site): off (0) unless a test sets them. */
 static unsigned int test_delay_ms;
 module_param(test_delay_ms, uint, 0644);
 MODULE_PARM_DESC(test_delay_ms,
@@ -51,10 +41,10 @@ MODULE_PARM_DESC(test_delay_ms,
 static unsigned int test_delay_at;
 module_param(test_delay_at, uint, 0644);
 MODULE_PARM_DESC(test_delay_at,
-		 "Testing only: where to pause (bits): 1 a MOVED or RETURN before it installs, 2 a repair kick before it queues, 4 the repair work as it starts");
+		 "Testing only: where to pause (bits): 1 a MOVED or RETURN before it installs, 2 a repair kick before it queues, 4 the repair work as it starts, 8 a relocation with its copies made, before it installs");
 
 /* A pause at @site if a test asked for one; never where we may not sleep. */
-static void test_delay(unsigned int site, const char *what)
+void n2l_test_delay(unsigned int site, const char *what)
 {
 	unsigned int ms = READ_ONCE(test_delay_ms);
 
@@ -98,7 +88,7 @@ static void repair_queue(struct n2l_store *s, bool now)
 
 void n2l_repair_kick(struct n2l_store *s)
 {
-	test_delay(N2L_TEST_KICK, "before a repair kick queues");
+	n2l_test_delay(N2L_TEST_KICK, "before a repair kick queues");
 	repair_queue(s, true);
 }
 
@@ -155,6 +145,7 @@ static void ev_restarted(void *owner, unsigned int idx)
 
 	spin_lock_irq(&s->lock);
 	lost = __n2l_groups_drop_server(s, idx);
+	s->netram.restarts[idx]++;
 	spin_unlock_irq(&s->lock);
 	server_name(s, idx, name);
 	DMERR("%s: server %s restarted: the copies it held are gone (%u slots lost)",
@@ -350,11 +341,12 @@ static int moved_run(struct n2l_store *s, unsigned int from, unsigned int to,
 
 	r.nr = *n;
 	r.group = sme_group(e);
+	r.epoch[0] = READ_ONCE(s->netram.restarts[to]);
 	err = here ? n2l_netram_get_sync(s, to, c->key, *n, c->vers, buf, 0) : 0;
 	if (!err)
 		err = n2l_net_claim(s->netram.net, to, c, *n);
 	if (!err && here) {
-		test_delay(N2L_TEST_INSTALL, "before a MOVED installs");
+		n2l_test_delay(N2L_TEST_INSTALL, "before a MOVED installs");
 		err = n2l_relocate(s, &r);
 	}
 	if (here) {
@@ -424,7 +416,7 @@ static int returned_run(struct n2l_store *s, unsigned int from,
 	r.data = n2l_sub_bio(s, pages, at, *n);
 	if (!n2l_relocate_pick(s, &r, 1) && !others)
 		r.to = N2L_NONE;
-	test_delay(N2L_TEST_INSTALL, "before a RETURN installs");
+	n2l_test_delay(N2L_TEST_INSTALL, "before a RETURN installs");
 	err = n2l_relocate(s, &r);
 	if (err == -ENOSPC && r.to == N2L_NETRAM) {
 		/* No server took them after all, or no group was free. */
@@ -790,7 +782,7 @@ static void repair_work(struct work_struct *w)
 	struct repair_plan *p = s->netram.plan;
 	int done = 0;
 
-	test_delay(N2L_TEST_REPAIR, "as the repair work starts");
+	n2l_test_delay(N2L_TEST_REPAIR, "as the repair work starts");
 	make_plan(s, p);
 	if (p->any)
 		done = repair_pass(s, p);

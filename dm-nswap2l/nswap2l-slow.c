@@ -151,7 +151,7 @@ static bool slow_write_sealed(struct n2l_store *s, struct bio *bio,
  * from now until its give-up time.
  */
 static unsigned int slow_write_start(struct n2l_store *s, struct n2l_io *io,
-				     u8 *keep, u64 *avoid)
+				     u8 *keep, u32 *epoch, u64 *avoid)
 {
 	u32 failed = atomic_read(&io->failed);
 	unsigned int k, nkeep = 0;
@@ -159,8 +159,10 @@ static unsigned int slow_write_start(struct n2l_store *s, struct n2l_io *io,
 	spin_lock_irq(&s->lock);
 	for (k = 0; k < io->nreq; k++) {
 		*avoid |= BIT_ULL(io->srv[k]);
-		if (!(failed & BIT(k)))	/* failed ones were settled by put_done */
-			keep[nkeep++] = io->srv[k];
+		if (failed & BIT(k))	/* settled by put_done */
+			continue;
+		keep[nkeep] = io->srv[k];
+		epoch[nkeep++] = io->epoch[k];
 	}
 	__n2l_group_put(s, io->group);
 	spin_unlock_irq(&s->lock);
@@ -168,6 +170,28 @@ static unsigned int slow_write_start(struct n2l_store *s, struct n2l_io *io,
 	io->give_up = (jiffies +
 		       msecs_to_jiffies(READ_ONCE(s->netram.dead_after_ms))) ?: 1;
 	return nkeep;
+}
+
+/*
+ * The group of the @n servers @keep that stored the write, less those
+ * that restarted since (their copies are gone: settled and dropped from
+ * @keep); how many are left in *@n. -ENOENT if none.
+ */
+static int slow_write_group(struct n2l_store *s, u8 *keep, u32 *epoch,
+			    unsigned int *n)
+{
+	unsigned int k, fresh;
+	int g = -ENOENT;
+
+	spin_lock_irq(&s->lock);
+	fresh = __n2l_fresh_copies(s, keep, epoch, *n);
+	for (k = fresh; k < *n; k++)
+		n2l_netram_settled(s, keep[k]);
+	if (fresh)
+		g = __n2l_group_get(s, keep, fresh);
+	spin_unlock_irq(&s->lock);
+	*n = fresh;
+	return g;
 }
 
 /*
@@ -182,12 +206,14 @@ static enum slow_netram slow_write_netram(struct n2l_store *s,
 {
 	unsigned int k, nkeep = 0, want;
 	u8 keep[N2L_MAX_REPLICAS], cand;
+	u32 epoch[N2L_MAX_REPLICAS];
 	u64 avoid = 0;
 	int g = -1;
 
 	if (!io->give_up)
-		nkeep = slow_write_start(s, io, keep, &avoid);
+		nkeep = slow_write_start(s, io, keep, epoch, &avoid);
 	want = READ_ONCE(s->netram.replicas);
+again:
 	/*
 	 * Sent with the write's one seal; unsealed (its pools are empty for
 	 * now), it is offered again later.
@@ -196,6 +222,7 @@ static enum slow_netram slow_write_netram(struct n2l_store *s,
 	       n2l_net_best(s->netram.net, io->nr, avoid, s->netram.srv_held, 1,
 			    &cand)) {
 		avoid |= BIT_ULL(cand);
+		epoch[nkeep] = READ_ONCE(s->netram.restarts[cand]);
 		if (!n2l_netram_put_sealed(s, cand, from_slot(io->slot), io->nr,
 					   io->vers, &io->sealed))
 			keep[nkeep++] = cand;
@@ -203,9 +230,9 @@ static enum slow_netram slow_write_netram(struct n2l_store *s,
 	if (!nkeep && slow_write_may_wait(s, io, io->give_up))
 		return SLOW_WAIT;	/* holding nothing */
 	if (nkeep) {
-		spin_lock_irq(&s->lock);
-		g = __n2l_group_get(s, keep, nkeep);
-		spin_unlock_irq(&s->lock);
+		g = slow_write_group(s, keep, epoch, &nkeep);
+		if (!nkeep)
+			goto again;	/* every copy was on a server that restarted */
 	}
 	io->nreq = nkeep;
 	memcpy(io->srv, keep, nkeep);

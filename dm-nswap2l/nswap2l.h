@@ -187,6 +187,8 @@ struct n2l_netram {
 	/* Under the store's lock: */
 	struct n2l_group groups[SME_GROUPS];
 	u32 srv_held[N2L_NET_SERVERS];	/* slots with a copy on each server */
+	/* Restarts seen of each server: the copies it took before are gone. */
+	u32 restarts[N2L_NET_SERVERS];
 	u64 present;			/* servers of the device */
 	u64 draining;			/* servers being removed */
 	u64 next_version;		/* versions handed out: 1, 2, ... */
@@ -313,6 +315,7 @@ struct n2l_io {
 	struct n2l_store *store;
 	u8 nreq;
 	u8 srv[N2L_MAX_REPLICAS];	/* the servers of the requests */
+	u32 epoch[N2L_MAX_REPLICAS];	/* writes: restarts[srv] when placed */
 	atomic_t failed;	/* writes: requests that failed (bits) */
 	atomic_t pending;	/* writes: requests not ended */
 	struct n2l_sealed sealed;	/* writes: what goes on the wire */
@@ -390,6 +393,8 @@ bool n2l_group_has(const struct n2l_group *grp, unsigned int srv);
 int __n2l_group_change(struct n2l_store *s, unsigned int g, const u8 *drop,
 		       unsigned int ndrop, const u8 *add, unsigned int nadd);
 u32 __n2l_groups_drop_server(struct n2l_store *s, unsigned int srv);
+unsigned int __n2l_fresh_copies(struct n2l_store *s, u8 *srv, u32 *epoch,
+				unsigned int n);
 unsigned int __n2l_group_live(struct n2l_store *s, unsigned int g);
 u32 __n2l_lost_slots(struct n2l_store *s);
 u32 __n2l_underreplicated(struct n2l_store *s);
@@ -437,12 +442,26 @@ struct n2l_reloc {
 	u8 add[N2L_MAX_REPLICAS];	/* Network RAM: servers that get copies */
 	unsigned int nadd;
 	bool add_present;	/* the added server has them already (MOVED) */
+	u32 epoch[N2L_MAX_REPLICAS];	/* MOVED: restarts[add] when claimed */
 	unsigned int flags;	/* set on the entries of moved slots */
 	u32 moved;		/* out: slots that moved */
 };
 
 int n2l_relocate(struct n2l_store *s, struct n2l_reloc *r);
 u32 n2l_relocate_pick(struct n2l_store *s, struct n2l_reloc *r, unsigned int want);
+
+/*
+ * Pauses for tests only (nswap2l-repair.c): tests/vm sets them to hold a
+ * race window open long enough to make the race happen every time
+ * (test_faults.py). Off unless a test sets them; nothing else should.
+ */
+enum n2l_test_site {
+	N2L_TEST_INSTALL = 1,	/* a MOVED's or RETURN's run, before it installs */
+	N2L_TEST_KICK = 2,	/* n2l_repair_kick, about to queue the repair */
+	N2L_TEST_REPAIR = 4,	/* the repair work, as it starts */
+	N2L_TEST_RELOCATED = 8,	/* a relocation, its copies made, before it installs */
+};
+void n2l_test_delay(unsigned int site, const char *what);
 
 /* nswap2l-repair.c: server events, drains, repairs */
 extern const struct n2l_net_ops n2l_net_ops;

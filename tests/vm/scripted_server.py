@@ -502,13 +502,32 @@ class Conn(threading.Thread):
 
     def move_to_peer(self):
         peer_addr = self.srv.args.move_to_peer
-        with p.Client.connect(peer_addr, role=p.ROLE_PEER) as peer:
-            def send(kvs, pages, seals):
-                st = peer.peer_put(*self.client, kvs, pages, seals)
-                if st != p.ST_OK:
-                    log(f"move-to-peer: PEER_PUT to {peer_addr}: {p.status_name(st)}")
-                return self.conn.send_moved(kvs, peer_addr)
+        peer = []
+
+        def peer_put(kvs, pages, seals):
+            """PEER_PUT, on a new connection once the peer's has ended (it
+            restarted since the last try)."""
+            for last in (False, True):
+                try:
+                    if not peer:
+                        peer.append(p.Client.connect(peer_addr, role=p.ROLE_PEER))
+                    return peer[0].peer_put(*self.client, kvs, pages, seals)
+                except (OSError, p.ProtocolError):
+                    if peer:
+                        peer.pop().close()
+                    if last:
+                        raise
+
+        def send(kvs, pages, seals):
+            st = peer_put(kvs, pages, seals)
+            if st != p.ST_OK:
+                log(f"move-to-peer: PEER_PUT to {peer_addr}: {p.status_name(st)}")
+            return self.conn.send_moved(kvs, peer_addr)
+        try:
             self.give_up("move-to-peer", send)
+        finally:
+            for c in peer:
+                c.close()
 
     def moved_to(self):
         addr = self.srv.args.moved_to
