@@ -143,7 +143,9 @@ def swap_until(dev, mb, chaos, limit_mb=48, vm_mb=160):
                              discard=True, mkswap=not runs, swapon=not runs)
         runs += 1
         swapped = dev.status()["netram"]["write_sectors"] * 512
-        if p.returncode != 0 or (swapped >= mb * MB and chaos.every_kind()):
+        # a chaos that failed ends the workload too: the test reports why
+        if p.returncode != 0 or chaos.error is not None or \
+                (swapped >= mb * MB and chaos.every_kind()):
             return p, runs
 
 
