@@ -113,12 +113,18 @@ def restart_server(srv):
     return srv
 
 
+def server_line(dev, server):
+    """A page server's (object or host:port) line in @dev's servers sysfs
+    file: {"state", counter: value}."""
+    from n2lmetrics import parse_servers
+    return parse_servers(dev.sysfs_read("servers"))[getattr(server, "name", server)]
+
+
 def server_held_pages(dev, server):
     """How many pages a page server (object or host:port) says it holds for
     @dev: the server_held= figure of its line in the servers sysfs file,
     which the server reports in every STATUS and reconciliation answer."""
-    from n2lmetrics import parse_servers
-    return parse_servers(dev.sysfs_read("servers"))[getattr(server, "name", server)]["server_held"]
+    return server_line(dev, server)["server_held"]
 
 
 def server_pages_in_use(server):
@@ -305,16 +311,17 @@ def audit_copies(dev, servers, timeout=180):
     reconciles it, listing every copy it expects there; returns the
     copies the servers said they no longer had ({name: count}), which
     the client then drops from their slots (and repairs)."""
-    from n2lmetrics import parse_servers
     missing = {}
     for srv in servers:
-        before = parse_servers(dev.sysfs_read("servers"))[srv.name]
+        before = server_line(dev, srv)
+
+        def reconciled_again():
+            now = server_line(dev, srv)
+            return now if now["reconciled"] > before["reconciled"] and \
+                now["state"] == "up" else None
         sh(f"ip netns exec {srv.link.ns} ss -K sport = :{srv.name.rsplit(':', 1)[1]}")
-        after = wait_for(
-            lambda: (lambda x: x if x["reconciled"] > before["reconciled"] and
-                     x["state"] == "up" else None)(
-                parse_servers(dev.sysfs_read("servers"))[srv.name]),
-            timeout=timeout, what=f"{srv.name} reconciled again")
+        after = wait_for(reconciled_again, timeout=timeout,
+                         what=f"{srv.name} reconciled again")
         missing[srv.name] = after["missing"] - before["missing"]
     return missing
 

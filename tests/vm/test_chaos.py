@@ -29,14 +29,19 @@ SWAP_MB = int(os.environ.get("N2L_CHAOS_SWAP_MB", "128"))
 RUN_S = 240
 
 
+def donate(conf, mb):
+    """nswapd's config: exactly mb MiB, and no reserve (the guest has
+    little memory to spare)."""
+    with open(conf, "w") as f:
+        f.write(f"min_mb = {mb}\nmax_mb = {mb}\nreserve_mb = 0\n")
+
+
 def chaos_servers(lab, mb, n=3):
-    """n nswapd with their defaults, each with a config file to shrink it
-    (and no reserve: the guest has little memory to spare)."""
+    """n nswapd with their defaults, each with a config file to shrink it."""
     servers = []
     for i in range(n):
         conf = f"/tmp/n2l/chaos-{i}.conf"
-        with open(conf, "w") as f:
-            f.write(f"min_mb = {mb}\nmax_mb = {mb}\nreserve_mb = 0\n")
+        donate(conf, mb)
         srv = lab.server("nswapd", ["--config", conf])
         srv.link.shape(NETEM)
         srv.conf, srv.mb = conf, mb
@@ -47,8 +52,7 @@ def chaos_servers(lab, mb, n=3):
 def resize(servers, mb):
     """Every one of servers to mb at the same moment (a SIGHUP each)."""
     for srv in servers:
-        with open(srv.conf, "w") as f:
-            f.write(f"min_mb = {mb}\nmax_mb = {mb}\nreserve_mb = 0\n")
+        donate(srv.conf, mb)
     for srv in servers:
         srv.signal(signal.SIGHUP)
 

@@ -24,7 +24,6 @@ import pytest
 import n2l
 from n2l import table_line
 from n2lkeys import add_logon_key
-from n2lmetrics import parse_servers
 from test_netram import DELAY_US, nswapd, server, servers_up, shrink
 
 MB = 1 << 20
@@ -76,7 +75,7 @@ def netram_device(lab, name, sectors, servers, flash="-", **kw):
 
 def puts(dev, srv):
     """PUT requests the client has sent to srv."""
-    return parse_servers(dev.sysfs_read("servers"))[srv.name]["puts"]
+    return n2l.server_line(dev, srv)["puts"]
 
 
 def reset_with_writes_in_flight(lab, a, b, encrypt):

@@ -202,8 +202,7 @@ def test_restart_counted_before_the_server_takes_writes(lab, hold):
                  what="the first reconciliation held")
     a.stop(signal.SIGKILL)
     lab.restart(a)
-    from n2lmetrics import parse_servers
-    n2l.wait_for(lambda: parse_servers(dev.sysfs_read("servers"))[a.name]["reconnects"] >= 1,
+    n2l.wait_for(lambda: n2l.server_line(dev, a)["reconnects"] >= 1,
                  timeout=60, what="the restarted server connected")
     writer = Spawned(f"{n2l.TOOLS}/n2l-pattern write {dev.path} 0 {MB} 151")
     time.sleep(1)                           # its writes wait for the server

@@ -127,15 +127,10 @@ def run(profile, label=""):
     if they stop the run)."""
     calib = media(profile)
     print(f"== calibration{label}: {json.dumps(calib)}", flush=True)
-    stop = gate(calib, exact=exact())
+    stop = gate(calib, exact=n2lbench.exact_timing())
     for line in calib["gate"]["off_target"]:
         print(f"== calibration off target{label}: {line}", flush=True)
     return calib, stop
-
-
-def exact():
-    """Whether timing is exact: an instruction-counted guest."""
-    return os.environ.get("N2L_ICOUNT") == "1"
 
 
 def save(out_dir, profile, calib):
@@ -158,7 +153,7 @@ def load(path, profile, speeds=None):
     if got.get("flash_speed") not in speeds:
         raise SystemExit(f"{path} calibrated Flash speed {got.get('flash_speed')!r}, "
                          f"not {' or '.join(speeds)}")
-    if not got["calibration"]["gate"]["passed"] and exact():
+    if not got["calibration"]["gate"]["passed"] and n2lbench.exact_timing():
         raise SystemExit(f"{path}: its calibration failed its gate")
     got["calibration"]["source"] = path
     got["calibration"]["boot"] = got.get("boot")

@@ -236,7 +236,7 @@ def calibrated_run(profile, units, paths):
         off = [f"{what}: {c['off']}" for what, c in check.items() if c["off"]]
         for line in off:
             print(f"== calibration check off: {line}", flush=True)
-        if off and calibrate.exact():
+        if off and n2lbench.exact_timing():
             return None
     else:
         calibs, check = {}, None

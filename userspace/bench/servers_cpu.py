@@ -239,7 +239,7 @@ def main():
             calib = json.load(f)["calibration"]
     else:
         calib = calibrate.media(profile)
-        calibrate.gate(calib, exact=calibrate.exact())
+        calibrate.gate(calib, exact=n2lbench.exact_timing())
     profile = replace(profile, flash_keys=calib["flash_keys"])
     places = ["local"]
     plan, addr, latency = None, None, None

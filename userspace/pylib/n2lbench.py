@@ -49,9 +49,14 @@ def us_per_request(res, qd):
     return round(res["runtime"] * 1000 / (ios + qd), 1) if ios else None
 
 
+def exact_timing():
+    """Whether timing is exact: an instruction-counted guest."""
+    return os.environ.get("N2L_ICOUNT") == "1"
+
+
 def environment(**extra):
     """Kernel, QEMU, fio and the timing mode, plus whatever the caller adds."""
-    icount = os.environ.get("N2L_ICOUNT") == "1"
+    icount = exact_timing()
     env = {
         "kernel": platform.release(),
         "qemu": os.environ.get("N2L_QEMU", ""),
