@@ -92,6 +92,11 @@ class Server:
             f.write(text)
         os.replace(tmp, self.config)
 
+    def reload(self, text):
+        """A new configuration, read on SIGHUP (as an admin changes it)."""
+        self.write_config(text)
+        self.signal(signal.SIGHUP)
+
     def log(self):
         with open(self.logpath) as f:
             return f.read()

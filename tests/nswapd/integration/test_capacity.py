@@ -45,8 +45,7 @@ def test_shrink_by_sighup_moves_pages_to_peer(servers):
     with a.client(0xc1) as c:
         assert c.status().capacity == 4 * MB
         fill(c, 3 * MB, "m")
-        a.write_config(f"max_mb = 1\nreserve_mb = 0\npeer = {peer.addr}\n")
-        a.signal(signal.SIGHUP)
+        a.reload(f"max_mb = 1\nreserve_mb = 0\npeer = {peer.addr}\n")
         moved = answer_all(c, 2 * MB, p.OP_MOVED)
         assert len(moved) == 2 * MB
         assert {addr for _, _, addr in moved} == {peer.addr}
@@ -71,8 +70,7 @@ def test_moved_pages_served_until_ok_and_new_versions_wait(servers):
     a = servers(config=f"max_mb = 2\npeer = {peer.addr}\n", name="a")
     with a.client(0xc2) as c:
         fill(c, 2 * MB, "o")
-        a.write_config(f"max_mb = 1\npeer = {peer.addr}\n")
-        a.signal(signal.SIGHUP)
+        a.reload(f"max_mb = 1\npeer = {peer.addr}\n")
         req = c.next_server_request(20)
         assert req.hdr.opcode == p.OP_MOVED
         kvs, _ = p.parse_moved(req.hdr, req.payload)
@@ -91,8 +89,7 @@ def test_no_peer_returns_pages(servers):
     a = servers(config="max_mb = 3\n")
     with a.client(0xd1) as c:
         fill(c, 3 * MB, "r")
-        a.write_config("max_mb = 1\n")
-        a.signal(signal.SIGHUP)
+        a.reload("max_mb = 1\n")
         # the first answer is a refusal: the pages stay and come again later
         first = c.next_server_request(20)
         assert first.hdr.opcode == p.OP_RETURN
@@ -116,8 +113,7 @@ def test_page_stored_again_while_returned_outlives_the_ok(servers):
     a = servers(config="max_mb = 2\n")
     with a.client(0xd3) as c:
         fill(c, 2 * MB, "s")
-        a.write_config("max_mb = 1\n")
-        a.signal(signal.SIGHUP)
+        a.reload("max_mb = 1\n")
         req = c.next_server_request(20)
         assert req is not None and req.hdr.opcode == p.OP_RETURN
         k0, v0, data, _ = p.parse_return(req.hdr, req.payload)[0]
@@ -134,8 +130,7 @@ def test_full_peer_then_return(servers):
     a = servers(config=f"max_mb = 3\npeer = {peer.addr}\n", name="a")
     with a.client(0xd2) as c:
         fill(c, 3 * MB, "p")
-        a.write_config(f"max_mb = 1\npeer = {peer.addr}\n")
-        a.signal(signal.SIGHUP)
+        a.reload(f"max_mb = 1\npeer = {peer.addr}\n")
         moved = returned = 0
         while moved + returned < 2 * MB:
             req = c.next_server_request(20)
@@ -157,8 +152,7 @@ def test_disconnected_client_keeps_pages(servers):
     fill(c, 2 * MB, "g")
     c.close()
     a.wait_log("disconnected: keeping its 512 pages")
-    a.write_config("max_mb = 1\n")
-    a.signal(signal.SIGHUP)
+    a.reload("max_mb = 1\n")
     a.wait_log(r"cannot give up 256 more pages: 512 pages of 1 clients that are not connected")
     with a.client(0xd3) as c:      # back: now it can be told
         returned = answer_all(c, MB, p.OP_RETURN)
@@ -255,8 +249,7 @@ def test_second_sigterm_exits_at_once(servers):
 def test_bad_reload_keeps_old_config(servers):
     a = servers(config="max_mb = 2\n")
     with a.client(1) as c:
-        a.write_config("max_mb = lots\n")
-        a.signal(signal.SIGHUP)
+        a.reload("max_mb = lots\n")
         a.wait_log("reload failed")
         assert c.status().capacity == 2 * MB
         assert a.alive()
@@ -269,8 +262,7 @@ def test_moved_refused_then_returned(servers):
     a = servers(config=f"max_mb = 2\npeer = {peer.addr}\n", name="a")
     with a.client(0xd5) as c:
         fill(c, 2 * MB, "n")
-        a.write_config(f"max_mb = 1\npeer = {peer.addr}\n")
-        a.signal(signal.SIGHUP)
+        a.reload(f"max_mb = 1\npeer = {peer.addr}\n")
         first = c.next_server_request(20)
         assert first.hdr.opcode == p.OP_MOVED
         c.answer(first, p.ST_FULL)
@@ -296,8 +288,7 @@ def test_shrink_moves_to_authenticated_peer(servers, tmp_path):
                 config=f"max_mb = 2\nreserve_mb = 0\npeer = {peer.addr}\n", name="a")
     with a.client(0xa1, **auth("alice")) as c:
         fill(c, 2 * MB, "s")
-        a.write_config(f"max_mb = 1\nreserve_mb = 0\npeer = {peer.addr}\n")
-        a.signal(signal.SIGHUP)
+        a.reload(f"max_mb = 1\nreserve_mb = 0\npeer = {peer.addr}\n")
         moved = answer_all(c, MB, p.OP_MOVED)
         assert {addr for _, _, addr in moved} == {peer.addr}
         wait_for(lambda: c.status().held == MB, what="held to drop")
@@ -320,8 +311,7 @@ def test_peer_without_our_key_is_not_used(servers, tmp_path):
                 config=f"max_mb = 2\nreserve_mb = 0\npeer = {peer.addr}\n", name="a")
     with a.client(0xa2, **auth("alice")) as c:
         fill(c, 2 * MB, "t")
-        a.write_config(f"max_mb = 1\nreserve_mb = 0\npeer = {peer.addr}\n")
-        a.signal(signal.SIGHUP)
+        a.reload(f"max_mb = 1\nreserve_mb = 0\npeer = {peer.addr}\n")
         returned = answer_all(c, MB, p.OP_RETURN, timeout=30)
         assert len(returned) == MB
     peer.wait_log("HELLO from an unknown identity")
