@@ -41,7 +41,7 @@ MODULE_PARM_DESC(test_delay_ms,
 static unsigned int test_delay_at;
 module_param(test_delay_at, uint, 0644);
 MODULE_PARM_DESC(test_delay_at,
-		 "Testing only: where to pause (bits): 1 a MOVED or RETURN before it installs, 2 a repair kick before it queues, 4 the repair work as it starts, 8 a relocation with its copies made, before it installs");
+		 "Testing only: where to pause (bits): 1 a MOVED or RETURN before it installs, 2 a repair kick before it queues, 4 the repair work as it starts, 8 a relocation with its copies made, before it installs, 16 a reconciliation with copies listed, before it retains them");
 
 /* A pause at @site if a test asked for one; never where we may not sleep. */
 void n2l_test_delay(unsigned int site, const char *what)
@@ -92,12 +92,15 @@ void n2l_repair_kick(struct n2l_store *s)
 	repair_queue(s, true);
 }
 
-/* Copies of @idx that are gone (@copies), out of their slots' groups. */
-static void drop_copies(struct n2l_store *s, unsigned int idx,
-			const struct n2l_copy *copies, u32 n)
+/*
+ * Copies of @idx that are gone (@copies), out of their slots' groups; how
+ * many the slot map still named.
+ */
+static u32 drop_copies(struct n2l_store *s, unsigned int idx,
+		       const struct n2l_copy *copies, u32 n)
 {
 	u8 drop = idx;
-	u32 i, lost = 0;
+	u32 i, lost = 0, named = 0;
 	sme_t e, new;
 	int g;
 
@@ -109,6 +112,7 @@ static void drop_copies(struct n2l_store *s, unsigned int idx,
 		if (sme_medium(e) != N2L_NETRAM || sme_vers(e) != copies[i].vers ||
 		    !n2l_group_has(&s->netram.groups[sme_group(e)], idx))
 			continue;
+		named++;
 		g = __n2l_group_change(s, sme_group(e), &drop, 1, NULL, 0);
 		if (g == -ENOSPC)
 			continue;
@@ -132,6 +136,7 @@ static void drop_copies(struct n2l_store *s, unsigned int idx,
 		DMERR_LIMIT("%s: %u slots lost: their only copy is gone",
 			    store_name(s), lost);
 	n2l_repair_kick(s);
+	return named;
 }
 
 /*----------------------------------------------------------------*/
@@ -178,13 +183,15 @@ static int ev_list_copies(void *owner, unsigned int idx, u64 *cursor,
 		spin_unlock_irq(&s->lock);
 		cond_resched();
 	}
+	if (n)
+		n2l_test_delay(N2L_TEST_LISTED, "with copies listed, before they are retained");
 	return n;
 }
 
-static void ev_missing(void *owner, unsigned int idx,
-		       const struct n2l_copy *copies, u32 n)
+static u32 ev_missing(void *owner, unsigned int idx,
+		      const struct n2l_copy *copies, u32 n)
 {
-	drop_copies(owner, idx, copies, n);
+	return drop_copies(owner, idx, copies, n);
 }
 
 static void ev_usable(void *owner, unsigned int idx)

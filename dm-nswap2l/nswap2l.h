@@ -460,6 +460,7 @@ enum n2l_test_site {
 	N2L_TEST_KICK = 2,	/* n2l_repair_kick, about to queue the repair */
 	N2L_TEST_REPAIR = 4,	/* the repair work, as it starts */
 	N2L_TEST_RELOCATED = 8,	/* a relocation, its copies made, before it installs */
+	N2L_TEST_LISTED = 16,	/* a reconciliation, copies listed, before RETAIN */
 };
 void n2l_test_delay(unsigned int site, const char *what);
 

@@ -48,7 +48,7 @@ static int retain_batch(struct n2l_nsrv *srv, struct n2l_copy *copies, u32 n)
 		.buf_len = n * sizeof(struct n2l_kv),
 		.reply_buf = srv->retain_bitmap, .reply_len = DIV_ROUND_UP(n, 8),
 	};
-	u32 i, m = 0;
+	u32 i, m = 0, named;
 	int r;
 
 	for (i = 0; i < n; i++) {
@@ -62,11 +62,18 @@ static int retain_batch(struct n2l_nsrv *srv, struct n2l_copy *copies, u32 n)
 	for (i = 0; i < n; i++)
 		if (n2l_retain_missing(srv->retain_bitmap, i))
 			copies[m++] = copies[i];
-	if (m) {
-		atomic64_add(m, &srv->stats.missing);
+	if (!m)
+		return 0;
+	/*
+	 * A copy listed may have been dropped on purpose since (its slot
+	 * overwritten, its invalidation sent ahead of this RETAIN): only
+	 * those the slot map still names were lost.
+	 */
+	named = net->ops->missing(net->owner, srv->idx, copies, m);
+	if (named) {
+		atomic64_add(named, &srv->stats.missing);
 		pr_err_ratelimited("nswap2l: %s: server %s no longer has %u of our pages\n",
-				   net->devname, srv->name, m);
-		net->ops->missing(net->owner, srv->idx, copies, m);
+				   net->devname, srv->name, named);
 	}
 	return 0;
 }

@@ -129,9 +129,13 @@ struct n2l_net_ops {
 	 */
 	int (*list_copies)(void *owner, unsigned int idx, u64 *cursor,
 			   struct n2l_copy *copies, u32 max);
-	/* Copies the server does not have after all. */
-	void (*missing)(void *owner, unsigned int idx,
-			const struct n2l_copy *copies, u32 n);
+	/*
+	 * Copies the server does not have after all; how many of them the
+	 * slot map still named (the others changed after they were listed:
+	 * overwritten, discarded or moved, their copy dropped on purpose).
+	 */
+	u32 (*missing)(void *owner, unsigned int idx,
+		       const struct n2l_copy *copies, u32 n);
 	/* @idx may take writes now (reconciled, or no longer draining). */
 	void (*usable)(void *owner, unsigned int idx);
 	/* @idx has been down for dead_after_ms. */

@@ -313,17 +313,28 @@ def audit_copies(dev, servers, timeout=180):
     the client then drops from their slots (and repairs)."""
     missing = {}
     for srv in servers:
-        before = server_line(dev, srv)
-
-        def reconciled_again():
-            now = server_line(dev, srv)
-            return now if now["reconciled"] > before["reconciled"] and \
-                now["state"] == "up" else None
-        sh(f"ip netns exec {srv.link.ns} ss -K sport = :{srv.name.rsplit(':', 1)[1]}")
-        after = wait_for(reconciled_again, timeout=timeout,
-                         what=f"{srv.name} reconciled again")
+        before = reset_connection(dev, srv)
+        after = reconciled_since(dev, srv, before, timeout)
         missing[srv.name] = after["missing"] - before["missing"]
     return missing
+
+
+def reset_connection(dev, srv):
+    """Reset the server's connections in its namespace (ss -K): the
+    client reconnects and reconciles. Its server_line() from before."""
+    before = server_line(dev, srv)
+    sh(f"ip netns exec {srv.link.ns} ss -K sport = :{srv.name.rsplit(':', 1)[1]}")
+    return before
+
+
+def reconciled_since(dev, srv, before, timeout=180):
+    """The server's server_line() once it reconciled again since before
+    (a server_line()) and is up."""
+    def reconciled_again():
+        now = server_line(dev, srv)
+        return now if now["reconciled"] > before["reconciled"] and \
+            now["state"] == "up" else None
+    return wait_for(reconciled_again, timeout=timeout, what=f"{srv.name} reconciled again")
 
 
 def fio_verify_cmd(path, rw, bs, size, iodepth, extra=""):

@@ -301,6 +301,7 @@ def metric_samples(text):
     return samples, types
 
 
+@pytest.mark.one_kernel
 def test_metrics_are_every_counter_in_prometheus_format(lab):
     import n2lmetrics
     from test_netram import netram_device, nswapd
@@ -391,6 +392,7 @@ def test_latency_histograms_count_every_request_where_it_was_served(lab):
     assert not any(sum(c) for c in nswap2l.read_latency(dev.sysfs).values())
 
 
+@pytest.mark.one_kernel
 def test_top_shows_slots_per_medium_and_rates(lab):
     from test_netram import netram_device, nswapd
     a = nswapd(lab, 8)
