@@ -273,11 +273,17 @@ def wait_out_starvation(dev):
     dev.message("set", "netram_timeout_ms", "30000")
 
 
+KMSG_CHUNK = 900     # the kernel refuses a longer record (EINVAL)
+
+
 def kmsg(text):
     """A line in the kernel log (and so on the guest console), to tell
-    which step of a test a kernel problem came in."""
+    which step of a test a kernel problem came in; a long one in several
+    records, each written on its own."""
     with open("/dev/kmsg", "w") as f:
-        f.write(f"n2l-test: {text}\n")
+        for i in range(0, max(len(text), 1), KMSG_CHUNK):
+            f.write(f"n2l-test: {text[i:i + KMSG_CHUNK]}\n")
+            f.flush()
 
 
 def protected(dev, n, timeout=180):

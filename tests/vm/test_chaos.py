@@ -121,9 +121,9 @@ class Chaos(threading.Thread):
 def report(line):
     """The run's figures: in the kernel log (so in the guest console) and
     in $N2L_OUT/chaos.txt, since pytest keeps a passing test's output."""
-    n2l.kmsg(line)
     with open(os.path.join(os.environ.get("N2L_OUT", "/tmp"), "chaos.txt"), "a") as f:
         f.write(line + "\n")
+    n2l.kmsg(line)
 
 
 def make_device(lab, name, replicas, servers, flash_mb=192):
