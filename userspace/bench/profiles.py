@@ -460,10 +460,12 @@ PROFILES = {
     # 50 ms, and runs of about 5 guest seconds. One pass of Radix at 2
     # processes took 2.5 s (2.34 s sorting), one of WL2 1.5 s (0.63 s
     # timed) on Nswap2L at the paper's Flash, instruction-counted
-    # (prefetch-smoke): Radix 2 passes, about 5 s and 100 intervals; WL2
-    # 4, about 3.4 s and 68. The pilot gate applies.
+    # (prefetch-smoke): WL2 4 passes, about 3.4 s and 68 intervals. Radix
+    # 4: at 2 passes it had 88 activations at 2 processes (5 s) but 34 and
+    # 40 at 8 (3.5 s), and the pilot gate stopped the first run there
+    # (results/prefetch-20261127-1323). The pilot gate applies.
     "prefetch": Profile("prefetch", scale=1.0, limit_mb=8, reps=6,
-                        workloads=("radix", "wl2"), passes={"radix": 2, "wl2": 4},
+                        workloads=("radix", "wl2"), passes={"radix": 4, "wl2": 4},
                         procs=2, prefetch_args=("interval_ms", "50", "percent", "10"),
                         pilot_gate=True, prefetch_policies=("none", "lrs", "mrs", "auto"),
                         flash_speeds=("paper", "fast"), netram_shares=("all",),
