@@ -7,9 +7,10 @@ With replicas:2 nothing may be lost: every page verifies, no slot is lost,
 no read fails, and no reconciliation of the run, nor the audit at its end,
 finds a server without a copy the slot map names there. It runs as a new
 user would: product defaults (no timing knob changed, servers without
-peers, so a shrinking server hands its pages back), swap with discards. With replicas:1 the device must report
-exactly the slots whose only server died, and never return wrong data.
-After the device is removed, no server holds a page of it.
+peers, so a shrinking server hands its pages back), swap with discards.
+With replicas:1 the device must report exactly the slots whose only
+server died, and never return wrong data. After the device is removed,
+no server holds a page of it.
 
 N2L_CHAOS_SWAP_MB sets how much the workload must swap to Network RAM
 (default 128 MiB; make chaos-long: 2 GiB and more); each event's time to
