@@ -313,6 +313,35 @@ def test_measure_names_cases_of_either_form(monkeypatch):
     assert jobs == [("randread", "4k", 1), ("write", "1m", 32)]
 
 
+def test_calibration_runs_each_case_as_long_and_over_the_region_the_profile_says(monkeypatch):
+    import calibrate
+    import profiles
+    seen = []
+
+    class Medium:
+        path = "/dev/x"
+
+        def remove(self):
+            pass
+
+    def measure(path, runtime, cases=profiles.CALIBRATION_CASES, region_mb=None):
+        seen.append((runtime, region_mb, len(cases)))
+        return {profiles.case_name(*(*c, "4k")[:4]): 100.0 for c in cases}
+    monkeypatch.setattr(calibrate, "measure", measure)
+    monkeypatch.setattr(calibrate, "netram_topology", lambda p: (Medium(), []))
+    monkeypatch.setattr(calibrate.configs, "remove_parts", lambda parts: None)
+    monkeypatch.setattr(calibrate.configs, "media_used", lambda p: {"flash", "disk"})
+    monkeypatch.setattr(calibrate.configs, "flash", lambda *a, **k: Medium())
+    monkeypatch.setattr(calibrate.configs, "disk", lambda *a, **k: Medium())
+    calibrate.media(profiles.get("quick"))
+    assert {r for r, _, _ in seen} == {"1000ms", "8000ms"} and {m for _, m, _ in seen} == {64}
+    seen.clear()
+    calibrate.media(profiles.get("smoke"))
+    # netram, the model of no delay, Flash; the disk 8 times as long
+    assert seen == [("500ms", 16, 12), ("500ms", 16, 2), ("500ms", 16, 12),
+                    ("4000ms", 16, len(profiles.SMALL_CASES))]
+
+
 # A calibration's Network RAM and model of no delay under instruction
 # counting (quick profile, build/vm/media-calib, 2026-11-26): a lone
 # 1 MiB read costs Network RAM 2.9 ms more than one in a full queue, a

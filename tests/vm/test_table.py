@@ -351,6 +351,7 @@ def test_metrics_are_every_counter_in_prometheus_format(lab):
     assert documented == {f"nswap2l_{m[0]}" for m in n2lmetrics.METRICS + n2lmetrics.HISTOGRAMS}
 
 
+@pytest.mark.one_kernel
 def test_latency_histograms_count_every_request_where_it_was_served(lab):
     """Per medium and operation, a histogram of the time from map to
     completion: every request a medium served counted once (the sums are

@@ -40,22 +40,20 @@ import n2llab
 import profiles
 from nswap2l import table_line
 
-# A 1 MiB stream at QD32 keeps 32 MiB in flight: over a region of twice
-# that, no two of its writes are in flight to one slot, which a swap
-# device never sees and Network RAM pays dearly for (over 16 MiB, 1 MiB
-# writes cost 14.6 ms each at QD32 against 9.9 at QD1).
-REGION_MB = 64
+# The region every case runs over (profiles.CALIB_REGION_MB; the smoke
+# profile's own is smaller).
+REGION_MB = profiles.CALIB_REGION_MB
 RAMP = "250ms"
 # A random request costs the disk 8 ms: 125 a second. Idle time costs
-# nothing under instruction counting, so the disk gets long enough runs
-# for a thousand seeks.
-DISK_RUNTIME = 8
+# nothing under instruction counting, so the disk gets runs this many
+# times as long as the others', for a thousand seeks.
+DISK_RUNTIME_FACTOR = 8
 # What the guest costs a request through a model of no delay: the QD1
 # cases flash_keys() takes it from.
 ZERO_CASES = (("read", "rand", 1, "4k"), ("write", "rand", 1, "4k"))
 
 
-def measure(path, runtime, cases=profiles.CALIBRATION_CASES):
+def measure(path, runtime, cases=profiles.CALIBRATION_CASES, region_mb=REGION_MB):
     """Precondition, then {case: us per request} (at QD1 the latency, at
     QD32 the time a request costs a full queue: n2lbench.us_per_request)
     for each of cases, (rw, pattern, queue depth[, block size]: 4 KiB
@@ -63,13 +61,13 @@ def measure(path, runtime, cases=profiles.CALIBRATION_CASES):
     queue of 32 fills in well under RAMP; under instruction counting a
     second holds thousands of 4 KiB requests of every medium but the disk, and
     about a hundred of 1 MiB, and repeats exactly."""
-    n2lbench.fio(path, "write", "1M", 4, REGION_MB, runtime=None)
+    n2lbench.fio(path, "write", "1M", 4, region_mb, runtime=None)
     names, jobs = [], []
     for case in cases:
         rw, pattern, qd, bs = (*case, "4k")[:4]
         names.append(profiles.case_name(rw, pattern, qd, bs))
         jobs.append((names[-1].split()[0], bs, qd))
-    results = n2lbench.fio_jobs(path, jobs, REGION_MB, runtime=runtime, ramp=RAMP)
+    results = n2lbench.fio_jobs(path, jobs, region_mb, runtime=runtime, ramp=RAMP)
     return {name: n2lbench.us_per_request(res, qd)
             for name, res, (_, _, qd) in zip(names, results, jobs)}
 
@@ -96,19 +94,20 @@ def netram_topology(profile):
     device over them: (device, parts to remove)."""
     link = configs.network(profile)
     parts = [link]
-    servers = configs.page_servers(link, REGION_MB + 8)
+    region_mb = profile.calib_region_mb
+    servers = configs.page_servers(link, region_mb + 8)
     parts += servers
-    dev = n2llab.Device("calib-net", table_line(REGION_MB << 11,
+    dev = n2llab.Device("calib-net", table_line(region_mb << 11,
                                                  servers=[s.name for s in servers]))
     parts.append(dev)
     n2llab.wait_for(lambda: dev.servers_up(len(servers)), what="servers up")
     return dev, parts
 
 
-def measure_then_remove(medium, runtime, cases=profiles.CALIBRATION_CASES):
+def measure_then_remove(medium, runtime, region_mb, cases=profiles.CALIBRATION_CASES):
     """measure() a medium made for it, and remove it whatever happens."""
     try:
-        return measure(medium.path, runtime, cases)
+        return measure(medium.path, runtime, cases, region_mb)
     finally:
         medium.remove()
 
@@ -160,47 +159,51 @@ def load(path, profile, speeds=None):
     return got["calibration"]
 
 
-def media(profile, runtime=1):
-    """Calibrate every medium the profile uses. Returns {"flash_keys":
-    the Flash model's keys, "media": {medium: {case: {"measured",
-    "target"}}}}; Network RAM is measured whether or not a configuration
-    uses it, as Flash is set from it."""
+def media(profile):
+    """Calibrate every medium the profile uses, each case for the
+    profile's calib_ms over its calib_region_mb. Returns
+    {"flash_keys": the Flash model's keys, "media": {medium: {case:
+    {"measured", "target"}}}}; Network RAM is measured whether or not a
+    configuration uses it, as Flash is set from it."""
     used = configs.media_used(profile)
+    runtime, region = f"{profile.calib_ms}ms", profile.calib_region_mb
     calib = {"media": {}}
     dev, parts = netram_topology(profile)
     try:
-        netram = measure(dev.path, runtime)
+        netram = measure(dev.path, runtime, region_mb=region)
     finally:
         configs.remove_parts(parts)
     record(calib, "netram", netram, netram, profile)
     # the model's own defaults are 100 us: no delay at all, unlimited
-    zero_us = measure_then_remove(configs.flash(profile, REGION_MB, "calib-zero",
+    zero_us = measure_then_remove(configs.flash(profile, region, "calib-zero",
                                                 keys={"read_lat_us": 0, "write_lat_us": 0}),
-                                  runtime, ZERO_CASES)
+                                  runtime, region, ZERO_CASES)
     calib["flash_zero_model"] = zero_us
     calib["flash_keys"] = profiles.flash_keys(netram, zero_us, profile.flash_speed)
     calib["flash_speed"] = profile.flash_speed
     if "flash" in used:
-        f = configs.flash(profile, REGION_MB, "calib-flash", keys=calib["flash_keys"])
-        record(calib, "flash", measure_then_remove(f, runtime), netram, profile)
+        f = configs.flash(profile, region, "calib-flash", keys=calib["flash_keys"])
+        record(calib, "flash", measure_then_remove(f, runtime, region), netram, profile)
     if "disk" in used:
-        d = configs.disk(profile, REGION_MB, "calib-disk")
-        record(calib, "disk", measure_then_remove(d, DISK_RUNTIME, profiles.SMALL_CASES),
+        d = configs.disk(profile, region, "calib-disk")
+        disk_ms = profile.calib_ms * DISK_RUNTIME_FACTOR
+        record(calib, "disk", measure_then_remove(d, f"{disk_ms}ms", region,
+                                                  profiles.SMALL_CASES),
                netram, profile)
     if "nbd" in used:
-        calibrate_nbd(calib, profile, netram, runtime)
+        calibrate_nbd(calib, profile, netram, runtime, region)
     return calib
 
 
-def calibrate_nbd(calib, profile, netram, runtime):
+def calibrate_nbd(calib, profile, netram, runtime, region_mb):
     """NBD is a comparator, measured and not gated: an nbdkit that will
     not start (it once did not listen within a minute, in one of three
     instruction-counted calibrations) is recorded, and the run goes on
     (its NBD cells then fail, each saying why)."""
     link = configs.network(profile)
     try:
-        nbd = n2llab.NbdExport(link, REGION_MB)
-        record(calib, "nbd", measure_then_remove(nbd, runtime), netram, profile)
+        nbd = n2llab.NbdExport(link, region_mb)
+        record(calib, "nbd", measure_then_remove(nbd, runtime, region_mb), netram, profile)
     except n2llab.CommandError as e:
         calib["media"]["nbd"] = {}
         calib["nbd_error"] = str(e)[-2000:]
