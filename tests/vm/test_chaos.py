@@ -29,7 +29,8 @@ SWAP_MB = int(os.environ.get("N2L_CHAOS_SWAP_MB", "128"))
 # stress-ng's runs: each verifies what it wrote, and the workload runs
 # them until SWAP_MB went to Network RAM.
 RUN_S = 240
-# What the one-replica test writes: a third of it on the server it kills.
+# What the one-replica test writes: about a third of it on the server it
+# kills (three servers of equal room).
 CHAOS1_MB = 48
 
 

@@ -9,7 +9,8 @@ s (beside two instruction-counted guests).
 
 After test_bench.py in the same guest (tests/vm/run puts them in one
 shard), the runner takes the smoke run's calibration of this boot
-instead of measuring the media again (5.5 of CI's minutes)."""
+instead of measuring the media again (5.5 of CI's minutes, before the
+smoke calibration was made shorter)."""
 import json
 import os
 

@@ -104,7 +104,8 @@ def netram_topology(profile):
     return dev, parts
 
 
-def measure_then_remove(medium, runtime, region_mb, cases=profiles.CALIBRATION_CASES):
+def measure_then_remove(medium, runtime, cases=profiles.CALIBRATION_CASES,
+                        region_mb=REGION_MB):
     """measure() a medium made for it, and remove it whatever happens."""
     try:
         return measure(medium.path, runtime, cases, region_mb)
@@ -177,18 +178,19 @@ def media(profile):
     # the model's own defaults are 100 us: no delay at all, unlimited
     zero_us = measure_then_remove(configs.flash(profile, region, "calib-zero",
                                                 keys={"read_lat_us": 0, "write_lat_us": 0}),
-                                  runtime, region, ZERO_CASES)
+                                  runtime, ZERO_CASES, region)
     calib["flash_zero_model"] = zero_us
     calib["flash_keys"] = profiles.flash_keys(netram, zero_us, profile.flash_speed)
     calib["flash_speed"] = profile.flash_speed
     if "flash" in used:
         f = configs.flash(profile, region, "calib-flash", keys=calib["flash_keys"])
-        record(calib, "flash", measure_then_remove(f, runtime, region), netram, profile)
+        record(calib, "flash", measure_then_remove(f, runtime, region_mb=region),
+               netram, profile)
     if "disk" in used:
         d = configs.disk(profile, region, "calib-disk")
         disk_ms = profile.calib_ms * DISK_RUNTIME_FACTOR
-        record(calib, "disk", measure_then_remove(d, f"{disk_ms}ms", region,
-                                                  profiles.SMALL_CASES),
+        record(calib, "disk", measure_then_remove(d, f"{disk_ms}ms", profiles.SMALL_CASES,
+                                                  region),
                netram, profile)
     if "nbd" in used:
         calibrate_nbd(calib, profile, netram, runtime, region)
@@ -203,7 +205,8 @@ def calibrate_nbd(calib, profile, netram, runtime, region_mb):
     link = configs.network(profile)
     try:
         nbd = n2llab.NbdExport(link, region_mb)
-        record(calib, "nbd", measure_then_remove(nbd, runtime, region_mb), netram, profile)
+        record(calib, "nbd", measure_then_remove(nbd, runtime, region_mb=region_mb),
+               netram, profile)
     except n2llab.CommandError as e:
         calib["media"]["nbd"] = {}
         calib["nbd_error"] = str(e)[-2000:]
