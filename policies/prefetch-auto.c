@@ -17,12 +17,25 @@
  *
  *  - speed: Network RAM is the slower medium now (its mean read latency,
  *    queueing included, more than AUTO_FASTER percent above Flash's, over
- *    at least AUTO_SAMPLES reads of each) and Flash's queue is not the
- *    deeper one: auto moves up to what the amount knobs ask, newest
- *    swap-outs first (the likeliest to be read soon), so that reads
- *    spread over both media. With no Flash reads to compare with while
- *    Network RAM has AUTO_PROBE_QD reads in flight, it moves a probe of
- *    AUTO_PROBE slots, newest first, to learn Flash's latency.
+ *    at least AUTO_SAMPLES reads of each), Flash's queue is not the
+ *    deeper one, and moving pays: auto moves up to what the amount knobs
+ *    ask, newest swap-outs first (the likeliest to be read soon), so that
+ *    reads spread over both media. With no Flash reads to compare with
+ *    while Network RAM has AUTO_PROBE_QD reads in flight, it moves a
+ *    probe of AUTO_PROBE slots, newest first, to learn Flash's latency.
+ *
+ *    Moving pays when the reads a moved slot gets save more than its
+ *    move costs: each saves the difference of the two read latencies,
+ *    the move costs a Network RAM read and a Flash write (at least a
+ *    Flash read). Reads a moved slot gets are measured, not guessed:
+ *    with nothing moved yet, auto moves a probe of AUTO_PROBE slots; it
+ *    then counts reads of moved slots against slots moved, halving both
+ *    at each activation that moves more (so that they follow what is
+ *    moved now), and holding them while nothing moves (so that the last
+ *    slots moved go on being counted). After AUTO_REPROBE activations
+ *    held back, it forgets and probes again: what pays changes with the
+ *    workload's phase. Slots moved for room count too: a read of Flash
+ *    instead of Network RAM saves the same, whatever moved the slot.
  *
  * Otherwise nothing moves: with Network RAM holding all the swap and
  * faster than Flash, auto is no prefetching at all. It never plans more
@@ -38,6 +51,7 @@
 #define AUTO_SAMPLES	16	/* reads of a medium before its latency counts */
 #define AUTO_PROBE_QD	4	/* Network RAM reads in flight worth a probe */
 #define AUTO_PROBE	64	/* slots of a probe */
+#define AUTO_REPROBE	64	/* activations held back before a new probe */
 
 struct auto_policy {
 	struct age_policy age;
@@ -45,6 +59,9 @@ struct auto_policy {
 	u64 reread_avg;		/* running average, per mille */
 	u32 cold;		/* slots still to take from the oldest end... */
 	u32 hot;		/* ...and then from the newest */
+	u64 moved;		/* slots moved, and reads of moved slots, */
+	u64 moved_reads;	/* both halved at each activation that moves */
+	u32 held_back;		/* activations the speed rule did not pay */
 };
 
 static struct auto_policy *to_auto(struct n2l_prefetch *p)
@@ -105,17 +122,48 @@ static u64 plan_room(struct auto_policy *a, const struct n2l_pf_view *v)
 	return want;
 }
 
+/* How many reads moved slots get, from what moved since the last activation. */
+static void count_moved_reads(struct auto_policy *a, const struct n2l_pf_view *v)
+{
+	if (v->prefetched) {
+		a->moved /= 2;
+		a->moved_reads /= 2;
+	}
+	a->moved += v->prefetched;
+	a->moved_reads += v->prefetch_reads;
+}
+
+/*
+ * Whether the reads a moved slot gets, each saving @net - @flash us, pay
+ * for its move, a read of each medium at least: moved_reads / moved
+ * times the saving above the cost.
+ */
+static bool moving_pays(const struct auto_policy *a, u64 net, u64 flash)
+{
+	return a->moved_reads * (net - flash) > a->moved * (net + flash);
+}
+
 /* Slots to move, newest first, to spread reads over the faster medium. */
-static u64 plan_speed(const struct n2l_pf_view *v)
+static u64 plan_speed(struct auto_policy *a, const struct n2l_pf_view *v)
 {
 	u64 net = mean_read_us(v, N2L_NETRAM), flash = mean_read_us(v, N2L_FLASH);
 	u32 qnet = v->reads_inflight[N2L_NETRAM];
+	u64 probe = min_t(u64, AUTO_PROBE, v->knob_amount);
 
 	if (!flash)
-		return qnet >= AUTO_PROBE_QD ? min_t(u64, AUTO_PROBE, v->knob_amount) : 0;
+		return qnet >= AUTO_PROBE_QD ? probe : 0;
 	if (!net || !slower(net, flash) ||
 	    v->reads_inflight[N2L_FLASH] > qnet)
 		return 0;
+	if (++a->held_back >= AUTO_REPROBE)
+		a->moved = a->moved_reads = 0;
+	if (!a->moved) {
+		a->held_back = 0;
+		return probe;
+	}
+	if (!moving_pays(a, net, flash))
+		return 0;
+	a->held_back = 0;
 	return v->knob_amount;
 }
 
@@ -129,8 +177,9 @@ static u64 auto_plan(struct n2l_prefetch *p, const struct n2l_pf_view *v)
 	a->swapouts_avg = (a->swapouts_avg + v->swapouts) / 2;
 	if (v->prefetched)
 		a->reread_avg = (a->reread_avg + reread) / 2;
+	count_moved_reads(a, v);
 	cold = min(plan_room(a, v), room);
-	hot = min(plan_speed(v), room - cold);
+	hot = min(plan_speed(a, v), room - cold);
 	a->cold = cold;
 	a->hot = hot;
 	return cold + hot;

@@ -206,7 +206,11 @@ TEST(prefetch_auto_moves_fewer_when_what_it_moved_is_read_back_from_slower_flash
 	v.prefetch_reads = 30;		/* 3000 per mille: running average 1500 */
 	auto_reads(&v, 200, 300, 0, 0);
 	CHECK_EQ(p->type->plan(p, &v), 20);
-	auto_reads(&v, 300, 200, 0, 0);	/* Flash the faster: room, and speed */
+	/*
+	 * Flash the faster, by enough that 3 reads a moved slot save more
+	 * (3 * 400 us) than its move costs (600 + 200 us): room, and speed.
+	 */
+	auto_reads(&v, 600, 200, 0, 0);
 	CHECK_EQ(p->type->plan(p, &v), 80);
 	p->type->destroy(p);
 }
@@ -233,6 +237,57 @@ TEST(prefetch_auto_spreads_reads_newest_first_when_flash_is_faster)
 	CHECK_EQ(p->type->plan(p, &v), 64);
 	v.reads_inflight[N2L_NETRAM] = 3;
 	CHECK_EQ(p->type->plan(p, &v), 0);
+	p->type->destroy(p);
+}
+
+/*
+ * Moving a slot for speed costs a Network RAM read and a Flash write, at
+ * least a read of each; it saves the difference of their read latencies
+ * on each later read of it. auto first moves a probe to learn how often
+ * what it moves is read, and then moves only while that pays.
+ */
+TEST(prefetch_auto_moves_for_speed_only_while_the_moved_slots_reads_pay_for_it)
+{
+	struct n2l_prefetch *p = auto_with_slots();
+	struct n2l_pf_view v = auto_view();
+
+	v.free[N2L_NETRAM] = 900;	/* no room to make */
+	v.knob_amount = 1000;
+	auto_reads(&v, 2000, 200, 8, 1);
+	CHECK_EQ(p->type->plan(p, &v), 64);	/* nothing moved yet: a probe */
+	v.prefetched = 64;
+	v.prefetch_reads = 6;	/* 0.1 a slot: saves 180 us, costs 2200 */
+	CHECK_EQ(p->type->plan(p, &v), 0);
+	v.prefetched = 0;
+	v.prefetch_reads = 40;	/* 46 reads of 64 moved: 0.7 */
+	CHECK_EQ(p->type->plan(p, &v), 0);
+	/* 86 of 64: 1.34 reads a slot save more than 2200 / 1800 us */
+	CHECK_EQ(p->type->plan(p, &v), 1000);
+	/* slots that are read a lot pay for a smaller difference too */
+	auto_reads(&v, 300, 200, 8, 1);
+	CHECK_EQ(p->type->plan(p, &v), 0);	/* 126 of 64: 1.97, not 5 */
+	v.prefetch_reads = 200;
+	CHECK_EQ(p->type->plan(p, &v), 1000);	/* 326 of 64: 5.1 */
+	p->type->destroy(p);
+}
+
+/* What it learnt holds back the speed rule for a while, then it probes anew. */
+TEST(prefetch_auto_probes_again_after_holding_back_for_a_while)
+{
+	struct n2l_prefetch *p = auto_with_slots();
+	struct n2l_pf_view v = auto_view();
+	u32 i;
+
+	v.free[N2L_NETRAM] = 900;
+	v.knob_amount = 1000;
+	auto_reads(&v, 2000, 200, 8, 1);
+	CHECK_EQ(p->type->plan(p, &v), 64);
+	v.prefetched = 64;
+	for (i = 1; i < 64; i++) {	/* AUTO_REPROBE activations */
+		CHECK_EQ(p->type->plan(p, &v), 0);
+		v.prefetched = 0;
+	}
+	CHECK_EQ(p->type->plan(p, &v), 64);
 	p->type->destroy(p);
 }
 

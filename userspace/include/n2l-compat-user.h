@@ -29,10 +29,18 @@ typedef int64_t s64;
 #define lockdep_assert_held(l)	((void)(l))
 #define WARN_ON_ONCE(c)		((c) ? (fprintf(stderr, "WARN %s:%d\n", __FILE__, __LINE__), 1) : 0)
 
-#define min(a, b)		((a) < (b) ? (a) : (b))
-#define max(a, b)		((a) > (b) ? (a) : (b))
-#define min_t(t, a, b)		((t)(a) < (t)(b) ? (t)(a) : (t)(b))
-#define max_t(t, a, b)		((t)(a) > (t)(b) ? (t)(a) : (t)(b))
+/*
+ * Each argument evaluated once, as by the kernel's: a call in one runs
+ * once. Both sides compared in their common type, as the kernel's min()
+ * requires them to be of one type; the names are the macros' own.
+ */
+#define n2l_pick_(a, b, op)	({ __typeof__(0 ? (a) : (b)) n2l_pick_a_ = (a), \
+				   n2l_pick_b_ = (b); \
+				   n2l_pick_a_ op n2l_pick_b_ ? n2l_pick_a_ : n2l_pick_b_; })
+#define min(a, b)		n2l_pick_(a, b, <)
+#define max(a, b)		n2l_pick_(a, b, >)
+#define min_t(t, a, b)		min((t)(a), (t)(b))
+#define max_t(t, a, b)		max((t)(a), (t)(b))
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #define container_of(p, t, m)	((t *)((char *)(p) - offsetof(t, m)))
 
