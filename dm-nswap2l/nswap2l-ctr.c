@@ -19,7 +19,8 @@
  * slot sectors:        8 (4 KiB)
  * features:            no_discard_passdown, replicas:<N> (1 to 3),
  *                      psk:<identity> (logon key nswap2l:<identity>),
- *                      encrypt:<logon key description>
+ *                      encrypt:<logon key description>,
+ *                      metadata:<dev> (keeps the slot map, nswap2l-meta.c)
  * servers:             Network RAM page servers, a.b.c.d:port or [v6]:port
  * placement policy:    by name (netram-first, default) with key/value args
  * prefetch policy:     by name (none, default; rr, random, lrs, mrs) with
@@ -170,6 +171,24 @@ static int feature_encrypt(struct n2l_target *t, const char *v)
 				  &t->ti->error);
 }
 
+/* The metadata device; the store checks and loads it (nswap2l-meta.c). */
+static int feature_metadata(struct n2l_target *t, const char *v)
+{
+	struct dm_target *ti = t->ti;
+	int r;
+
+	r = dm_get_device(ti, v, dm_table_get_mode(ti->table), &t->meta);
+	if (r) {
+		ti->error = "Cannot open the metadata device";
+		return r;
+	}
+	if (bdev_logical_block_size(t->meta->bdev) > N2L_SLOT_SECTORS << SECTOR_SHIFT) {
+		ti->error = "Metadata device's logical block size is above 4096";
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /*
  * Each feature at most once: a second "replicas:" or "psk:" would
  * silently override the first, and the line dm status gives back would
@@ -207,6 +226,9 @@ static int parse_feature(struct n2l_target *t, const char *arg,
 	if (v && klen == 7 && !strncasecmp(arg, "encrypt", klen))
 		return feature_once(t, seen, BIT(3)) ?
 			feature_encrypt(t, v + 1) : -EINVAL;
+	if (v && klen == 8 && !strncasecmp(arg, "metadata", klen))
+		return feature_once(t, seen, BIT(4)) ?
+			feature_metadata(t, v + 1) : -EINVAL;
 	t->ti->error = "Unrecognised feature requested";
 	return -EINVAL;
 }
@@ -234,7 +256,7 @@ static int parse_features(struct n2l_target *t, struct dm_arg_set *as)
 /* "<#features> [<feature>]*", as the table line has it. */
 int n2l_emit_features(struct n2l_target *t, char *buf, size_t len)
 {
-	char words[4][N2L_ID_LEN + 24];
+	char words[N2L_MAX_FEATURES][N2L_ID_LEN + 24];
 	unsigned int n = 0, i;
 	int sz;
 
@@ -246,6 +268,8 @@ int n2l_emit_features(struct n2l_target *t, char *buf, size_t len)
 		snprintf(words[n++], sizeof(words[0]), "psk:%s", t->identity);
 	if (t->key_desc[0])
 		snprintf(words[n++], sizeof(words[0]), "encrypt:%s", t->key_desc);
+	if (t->meta)
+		snprintf(words[n++], sizeof(words[0]), "metadata:%s", t->meta->name);
 	sz = scnprintf(buf, len, "%u", n);
 	for (i = 0; i < n; i++)
 		sz += scnprintf(buf + sz, len - sz, " %s", words[i]);
@@ -494,6 +518,8 @@ static void target_destroy(struct n2l_target *t)
 		dm_put_device(t->ti, t->flash);
 	if (t->disk)
 		dm_put_device(t->ti, t->disk);
+	if (t->meta)
+		dm_put_device(t->ti, t->meta);
 	kfree_sensitive(t);
 }
 

@@ -72,7 +72,7 @@ bool __n2l_free_pending(struct n2l_store *s)
 		if (runalloc_quarantined(&s->media[m].alloc, 0) ||
 		    runalloc_quarantined(&s->media[m].alloc, 1))
 			return true;
-	return false;
+	return __n2l_meta_holds(s);
 }
 
 /*----------------------------------------------------------------*/
@@ -108,8 +108,9 @@ static void trim_runs(struct n2l_medium_dev *md, struct n2l_run *runs,
 /*
  * Trim and put back everything quarantined on @md under @gen, a batch of
  * runs per hold of the lock: interrupts are off while it is held. Only
- * this worker takes from the old generation's quarantine, so it stays
- * ours while the lock is dropped.
+ * one worker takes from a quarantine (this one from the old generation's,
+ * the metadata's from the one its commit covered), so it stays ours while
+ * the lock is dropped.
  */
 static void __release_medium(struct n2l_store *s, struct n2l_medium_dev *md,
 			     unsigned int gen)
@@ -140,6 +141,35 @@ static void __release_medium(struct n2l_store *s, struct n2l_medium_dev *md,
 }
 
 /*
+ * With a metadata device, drained blocks wait for the commit that stops
+ * naming them: they move to the metadata's pending quarantine, untrimmed.
+ */
+static void __hold_medium(struct n2l_store *s, struct n2l_medium_dev *md,
+			  unsigned int gen)
+{
+	unsigned int q = __n2l_meta_pending(s);
+	n2l_blk_t blk;
+	u32 len;
+
+	while ((len = runalloc_take_quarantined(&md->alloc, gen,
+						N2L_RELEASE_RUN, &blk)))
+		runalloc_defer(&md->alloc, q, blk, len);
+}
+
+/* A commit no longer names the blocks in quarantine @q: they go back. */
+void n2l_gate_release_held(struct n2l_store *s, unsigned int q)
+{
+	enum n2l_medium m;
+
+	spin_lock_irq(&s->lock);
+	for_each_medium(m)
+		__release_medium(s, &s->media[m], q);
+	spin_unlock_irq(&s->lock);
+	/* Writes that waited for room try again. */
+	queue_work(s->wq, &s->worker);
+}
+
+/*
  * Called from the worker: if the old generation has drained, release its
  * quarantine and flip again for frees that arrived meanwhile. Blocks are
  * put back only after their TRIM completed, so TRIM never hits new data.
@@ -156,7 +186,10 @@ void n2l_gate_release(struct n2l_store *s)
 		/* Blocks in our hands are room about to appear. */
 		g->releasing = true;
 		for_each_medium(m)
-			__release_medium(s, &s->media[m], old);
+			if (s->meta)
+				__hold_medium(s, &s->media[m], old);
+			else
+				__release_medium(s, &s->media[m], old);
 		g->releasing = false;
 		g->draining = false;
 		if (__n2l_free_pending(s))

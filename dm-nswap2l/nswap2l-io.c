@@ -99,6 +99,8 @@ static int map_flush(struct n2l_store *s, struct bio *bio)
 	struct block_device *disk = s->media[N2L_DISK].bdev;
 	struct block_device *bdev;
 
+	if (s->meta)
+		return n2l_meta_flush(s, bio);
 	/* Two flush bios per flush: one for each block medium present. */
 	if (dm_bio_get_target_bio_nr(bio) == 0)
 		bdev = flash ?: disk;
@@ -485,6 +487,7 @@ int n2l_map(struct dm_target *ti, struct bio *bio)
 	struct n2l_io *io = dm_per_bio_data(bio, sizeof(*io));
 
 	io->kind = N2L_IO_NONE;
+	io->held = false;
 	io->start_ns = ktime_get_ns();
 	io->since = 0;
 	io->give_up = 0;
@@ -500,6 +503,10 @@ int n2l_map(struct dm_target *ti, struct bio *bio)
 	}
 	io->slot = bio_slot(ti, bio);
 	io->nr = bio_sectors(bio) >> N2L_SLOT_SHIFT;
+	if (unlikely(op_is_write(bio_op(bio)) && n2l_meta_failed(s))) {
+		complete_bio(bio, BLK_STS_IOERR);
+		return DM_MAPIO_SUBMITTED;
+	}
 
 	switch (bio_op(bio)) {
 	case REQ_OP_READ:
@@ -657,17 +664,15 @@ static void count_latency(struct n2l_store *s, struct bio *bio,
 	atomic64_add(us, &st->lat_sum_us[dir]);
 }
 
-int n2l_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
+static void end_io_kind(struct n2l_store *s, struct bio *bio,
+			struct n2l_io *io, blk_status_t *error)
 {
-	struct n2l_store *s = ti_store(ti);
-	struct n2l_io *io = dm_per_bio_data(bio, sizeof(*io));
-
 	if (io->kind == N2L_IO_NONE)
-		return DM_ENDIO_DONE;
+		return;
 	count_latency(s, bio, io);
 	switch (io->kind) {
 	case N2L_IO_LANDED:
-		return DM_ENDIO_DONE;
+		return;
 	case N2L_IO_WRITE_NEW:
 		n2l_install(s, io, *error == BLK_STS_OK);
 		if (io->medium == N2L_NETRAM)
@@ -682,6 +687,17 @@ int n2l_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 	}
 	if (io->medium != N2L_NETRAM)
 		n2l_gate_exit(s, io->gen);
+}
+
+int n2l_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
+{
+	struct n2l_store *s = ti_store(ti);
+	struct n2l_io *io = dm_per_bio_data(bio, sizeof(*io));
+
+	end_io_kind(s, bio, io, error);
+	/* A FUA write, now in the map, completes after the map's commit. */
+	if (n2l_meta_hold(s, bio, io, *error))
+		return DM_ENDIO_INCOMPLETE;
 	return DM_ENDIO_DONE;
 }
 

@@ -36,9 +36,28 @@ static bool __bdev_taken(struct block_device *bdev)
 		return false;
 	list_for_each_entry(s, &stores, list)
 		if (s->media[N2L_FLASH].bdev == bdev ||
-		    s->media[N2L_DISK].bdev == bdev)
+		    s->media[N2L_DISK].bdev == bdev ||
+		    n2l_meta_bdev(s) == bdev)
 			return true;
 	return false;
+}
+
+/* A device is one medium, or the metadata, of one nswap2l device. */
+static int check_devices(struct n2l_target *t, char **error)
+{
+	struct block_device *flash = dev_bdev(t->flash), *disk = dev_bdev(t->disk);
+	struct block_device *meta = dev_bdev(t->meta);
+
+	lockdep_assert_held(&stores_lock);
+	if (__bdev_taken(flash) || __bdev_taken(disk) || __bdev_taken(meta)) {
+		*error = "A medium is already used by another nswap2l device";
+		return -EBUSY;
+	}
+	if (meta && (meta == flash || meta == disk)) {
+		*error = "The metadata device must not be a medium of the device";
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int check_reload(struct n2l_store *s, struct n2l_target *t,
@@ -62,6 +81,10 @@ static int check_reload(struct n2l_store *s, struct n2l_target *t,
 	}
 	if (dev_bdev(t->disk) != s->media[N2L_DISK].bdev) {
 		*error = "A reload must keep the disk device";
+		return -EINVAL;
+	}
+	if (dev_bdev(t->meta) != n2l_meta_bdev(s)) {
+		*error = "A reload must keep the metadata device";
 		return -EINVAL;
 	}
 	return 0;
@@ -98,6 +121,7 @@ static void store_destroy(struct n2l_store *s)
 		n2l_netram_exit(s);
 	n2l_mig_exit(s);
 	n2l_slow_exit(s);
+	n2l_meta_close(s);
 	if (s->wq)
 		destroy_workqueue(s->wq);
 	bioset_exit(&s->bs);
@@ -149,6 +173,13 @@ static struct n2l_store *store_create(struct n2l_target *t,
 		*error = "Cannot start the Network RAM client";
 		return ERR_PTR(r);
 	}
+	if (t->meta) {
+		r = n2l_meta_open(s, t->meta->bdev, error);
+		if (r) {
+			store_destroy(s);
+			return ERR_PTR(r);
+		}
+	}
 	return s;
 
 nomem:
@@ -176,10 +207,9 @@ struct n2l_store *n2l_store_get(struct n2l_target *t, char **error)
 			goto out;
 		}
 	} else {
-		if (__bdev_taken(dev_bdev(t->flash)) ||
-		    __bdev_taken(dev_bdev(t->disk))) {
-			*error = "A medium is already used by another nswap2l device";
-			s = ERR_PTR(-EBUSY);
+		r = check_devices(t, error);
+		if (r) {
+			s = ERR_PTR(r);
 			goto out;
 		}
 		s = store_create(t, md, error);

@@ -150,6 +150,13 @@ static ssize_t knob_store(struct n2l_store *s, const struct n2l_attr *a,
 }
 
 /* One line per server: name, state and its counters. */
+/* "<state> <generation> <commits>", or "none" without a metadata device. */
+static ssize_t metadata_show(struct n2l_store *s, const struct n2l_attr *a,
+			     char *buf)
+{
+	return n2l_meta_show(s, buf);
+}
+
 static ssize_t servers_show(struct n2l_store *s, const struct n2l_attr *a,
 			    char *buf)
 {
@@ -398,6 +405,7 @@ N2L_SLOTS_ATTR(underreplicated_slots, F_UNDERREPLICATED);
 N2L_COUNTER_ATTR(rereplicated_slots, F_REREPLICATED);
 N2L_COUNTER_ATTR(auth_failures, F_AUTH_FAILURES);
 N2L_ATTR(servers, 0644, servers_show, servers_store);
+N2L_ATTR(metadata, 0444, metadata_show, NULL);
 N2L_KNOB_ATTR(netram_timeout_ms);
 N2L_KNOB_ATTR(netram_dead_after_ms);
 N2L_KNOB_ATTR(replicas);
@@ -467,6 +475,7 @@ static struct attribute *n2l_attrs[] = {
 	&n2l_attr_rereplicated_slots.attr,
 	&n2l_attr_auth_failures.attr,
 	&n2l_attr_servers.attr,
+	&n2l_attr_metadata.attr,
 	&n2l_attr_netram_timeout_ms.attr,
 	&n2l_attr_netram_dead_after_ms.attr,
 	&n2l_attr_replicas.attr,

@@ -353,10 +353,16 @@ static int n2l_preresume(struct dm_target *ti)
 	return 0;
 }
 
-/* Background migration stops while the device is suspended. */
+/*
+ * Background migration stops while the device is suspended, and what it
+ * holds is committed to the metadata device, if it has one.
+ */
 static void n2l_postsuspend(struct dm_target *ti)
 {
-	n2l_mig_stop(to_target(ti)->store);
+	struct n2l_store *s = to_target(ti)->store;
+
+	n2l_mig_stop(s);
+	n2l_meta_suspend(s);
 }
 
 static void n2l_resume(struct dm_target *ti)
@@ -374,7 +380,7 @@ static void n2l_resume(struct dm_target *ti)
 
 static struct target_type n2l_target_type = {
 	.name = "nswap2l",
-	.version = { 2, 0, 0 },
+	.version = { 2, 1, 0 },
 	.module = THIS_MODULE,
 	.ctr = n2l_ctr,
 	.dtr = n2l_dtr,

@@ -285,6 +285,9 @@ struct n2l_store {
 	bool kobj_added;
 	struct completion kobj_released;
 
+	/* The metadata device's (nswap2l-meta.c); NULL without one. */
+	struct n2l_meta *meta;
+
 	/* What a reload must keep: its identity and its page key's name. */
 	char identity[N2L_ID_LEN];
 	char key_desc[N2L_ID_LEN + 16];
@@ -305,6 +308,7 @@ struct n2l_io {
 	u8 medium;
 	u8 gen;
 	u8 group;		/* Network RAM: the group written or read */
+	bool held;		/* a FUA write held for a commit, and let go */
 	n2l_slot_t slot;	/* first slot */
 	u32 nr;			/* slots */
 	n2l_blk_t blk;		/* first block, on a block medium */
@@ -323,7 +327,7 @@ struct n2l_io {
 };
 
 #define N2L_TABLE_SERVERS	32
-#define N2L_MAX_FEATURES	4
+#define N2L_MAX_FEATURES	5
 
 /* One table's instance of the target; several may share a store. */
 struct n2l_target {
@@ -331,6 +335,7 @@ struct n2l_target {
 	struct n2l_store *store;
 	struct dm_dev *flash;		/* NULL for "-" */
 	struct dm_dev *disk;		/* NULL for "-" */
+	struct dm_dev *meta;		/* metadata:<dev>; NULL without */
 	bool discard_passdown;
 	unsigned int replicas;		/* replicas:N */
 	char identity[N2L_ID_LEN];	/* psk:<identity>; "" without */
@@ -359,6 +364,23 @@ void __n2l_free_blocks(struct n2l_store *s, enum n2l_medium m, n2l_blk_t blk,
 		       u32 len);
 bool __n2l_free_pending(struct n2l_store *s);
 void n2l_gate_release(struct n2l_store *s);
+void n2l_gate_release_held(struct n2l_store *s, unsigned int q);
+
+/* nswap2l-meta.c */
+struct n2l_meta;
+int n2l_meta_open(struct n2l_store *s, struct block_device *bdev,
+		  char **error);
+void n2l_meta_close(struct n2l_store *s);
+int n2l_meta_flush(struct n2l_store *s, struct bio *bio);
+struct n2l_io;
+bool n2l_meta_hold(struct n2l_store *s, struct bio *bio, struct n2l_io *io,
+		   blk_status_t error);
+bool n2l_meta_failed(struct n2l_store *s);
+unsigned int __n2l_meta_pending(struct n2l_store *s);
+bool __n2l_meta_holds(struct n2l_store *s);
+void n2l_meta_suspend(struct n2l_store *s);
+ssize_t n2l_meta_show(struct n2l_store *s, char *buf);
+struct block_device *n2l_meta_bdev(struct n2l_store *s);
 
 /* nswap2l-io.c */
 void __n2l_held_add(struct n2l_store *s, sme_t e, int delta);

@@ -22,22 +22,27 @@ int runalloc_init(struct runalloc *ra, u32 nr_blocks)
 	if (!nr_blocks)
 		return 0;
 	ra->used = n2l_zalloc(bytes);
-	ra->quarantine[0] = n2l_zalloc(bytes);
-	ra->quarantine[1] = n2l_zalloc(bytes);
-	if (!ra->used || !ra->quarantine[0] || !ra->quarantine[1]) {
-		runalloc_exit(ra);
-		return -ENOMEM;
-	}
-	for (g = 0; g < 2; g++)
+	if (!ra->used)
+		goto nomem;
+	for (g = 0; g < RUNALLOC_QUARANTINES; g++) {
+		ra->quarantine[g] = n2l_zalloc(bytes);
+		if (!ra->quarantine[g])
+			goto nomem;
 		quarantine_reset(ra, g);
+	}
 	return 0;
+nomem:
+	runalloc_exit(ra);
+	return -ENOMEM;
 }
 
 void runalloc_exit(struct runalloc *ra)
 {
+	unsigned int g;
+
 	n2l_free(ra->used);
-	n2l_free(ra->quarantine[0]);
-	n2l_free(ra->quarantine[1]);
+	for (g = 0; g < RUNALLOC_QUARANTINES; g++)
+		n2l_free(ra->quarantine[g]);
 	memset(ra, 0, sizeof(*ra));
 }
 
@@ -109,6 +114,21 @@ void runalloc_put(struct runalloc *ra, n2l_blk_t start, u32 len)
 		return;
 	bitmap_clear(ra->used, b, len);
 	ra->nr_used -= len;
+}
+
+/*
+ * Take block @blk, named by a map loaded from the metadata device; false
+ * if it is out of range or taken already (two slots naming one block).
+ */
+bool runalloc_take(struct runalloc *ra, n2l_blk_t blk)
+{
+	u32 b = from_blk(blk);
+
+	if (b >= ra->nr_blocks || test_bit(b, ra->used))
+		return false;
+	__set_bit(b, ra->used);
+	ra->nr_used++;
+	return true;
 }
 
 /* Free blocks that I/O of generation @gen may still be using. */

@@ -7,6 +7,9 @@
  * quarantine under the I/O generation current at the time (see
  * nswap2l-gate.c); when every I/O of that generation has completed the
  * target takes the quarantined runs (to TRIM them) and puts them back.
+ * With a metadata device, the committed map may still name a freed
+ * block: it waits in a second pair of quarantines until a commit that no
+ * longer names it (see nswap2l-meta.c).
  *
  * No locking here; the target holds its lock around every call.
  */
@@ -18,20 +21,27 @@
 /* Holes examined for a run long enough before settling for the longest. */
 #define RUNALLOC_MAX_HOLES	16
 
+/* Quarantines: I/O generations 0 and 1, then the metadata's two. */
+#define RUNALLOC_QUARANTINES	4
+#define RUNALLOC_META_Q		2
+
 struct runalloc {
 	unsigned long *used;		/* allocated or quarantined */
-	unsigned long *quarantine[2];	/* freed under I/O generation 0/1 */
+	/* freed under I/O generation 0/1, held for commits (2/3) */
+	unsigned long *quarantine[RUNALLOC_QUARANTINES];
 	u32 nr_blocks;
 	u32 nr_used;			/* quarantined blocks included */
-	u32 nr_quarantined[2];
+	u32 nr_quarantined[RUNALLOC_QUARANTINES];
 	u32 cursor;			/* next-fit: where the last run ended */
-	u32 qlo[2], qhi[2];		/* quarantine[g] bits lie in [qlo, qhi) */
+	/* quarantine[q] bits lie in [qlo, qhi) */
+	u32 qlo[RUNALLOC_QUARANTINES], qhi[RUNALLOC_QUARANTINES];
 };
 
 int runalloc_init(struct runalloc *ra, u32 nr_blocks);
 void runalloc_exit(struct runalloc *ra);
 u32 runalloc_get(struct runalloc *ra, u32 want, n2l_blk_t *start);
 void runalloc_put(struct runalloc *ra, n2l_blk_t start, u32 len);
+bool runalloc_take(struct runalloc *ra, n2l_blk_t blk);
 void runalloc_defer(struct runalloc *ra, unsigned int gen, n2l_blk_t start,
 		    u32 len);
 u32 runalloc_take_quarantined(struct runalloc *ra, unsigned int gen,
@@ -50,7 +60,7 @@ static inline u32 runalloc_quarantined(const struct runalloc *ra,
 
 static inline size_t runalloc_bytes(u32 nr_blocks)
 {
-	return 3 * n2l_bitmap_bytes(nr_blocks);
+	return (1 + RUNALLOC_QUARANTINES) * n2l_bitmap_bytes(nr_blocks);
 }
 
 #endif /* N2L_RUNALLOC_H */

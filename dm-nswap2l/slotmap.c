@@ -17,8 +17,25 @@ int slotmap_init(struct slotmap *m, u32 nr_slots)
 void slotmap_exit(struct slotmap *m)
 {
 	n2l_free(m->entries);
-	m->entries = NULL;
-	m->nr_slots = 0;
+	n2l_free(m->dirty[0]);
+	n2l_free(m->dirty[1]);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Start tracking changes by runs of @per entries; every run is dirty. */
+int slotmap_track(struct slotmap *m, u32 per)
+{
+	u32 runs = DIV_ROUND_UP(m->nr_slots, per);
+	unsigned int a;
+
+	for (a = 0; a < 2; a++) {
+		m->dirty[a] = n2l_zalloc(n2l_bitmap_bytes(runs));
+		if (!m->dirty[a])
+			return -ENOMEM;
+		bitmap_set(m->dirty[a], 0, runs);
+	}
+	m->per = per;
+	return 0;
 }
 
 /*

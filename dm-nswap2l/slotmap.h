@@ -44,19 +44,34 @@ typedef u64 sme_t;
 /* What a slot loses when it is written, or moved off the medium it is on. */
 #define SME_PREFETCH_FLAGS	(SME_PREFETCHED | SME_PF_READ)
 
+/*
+ * What a change must touch to matter to a metadata device: the medium,
+ * the lost flag and the location (the other flags are the running
+ * device's own).
+ */
+#define SME_PERSISTENT		(~((sme_t)(SME_FLAGS_MASK & ~SME_LOST) << SME_FLAGS_SHIFT))
+
 /* Network RAM locations: a replica group and a version. */
 #define SME_GROUP_BITS		8
 #define SME_GROUPS		(1U << SME_GROUP_BITS)
 #define SME_VERS_BITS		48
 #define SME_VERS_MAX		((1ULL << SME_VERS_BITS) - 1)
 
+/*
+ * With a metadata device, the map tracks which runs of @per entries
+ * changed (in what SME_PERSISTENT covers) since each of the device's two
+ * map areas was last written: dirty[a] has a bit per run.
+ */
 struct slotmap {
 	sme_t *entries;
 	u32 nr_slots;
+	u32 per;
+	unsigned long *dirty[2];
 };
 
 int slotmap_init(struct slotmap *m, u32 nr_slots);
 void slotmap_exit(struct slotmap *m);
+int slotmap_track(struct slotmap *m, u32 per);
 u32 slotmap_contiguous(const struct slotmap *m, n2l_slot_t first, u32 max);
 u32 slotmap_unmapped_run(const struct slotmap *m, n2l_slot_t first, u32 max);
 
@@ -127,7 +142,19 @@ static inline sme_t slotmap_get(const struct slotmap *m, n2l_slot_t s)
 
 static inline void slotmap_set(struct slotmap *m, n2l_slot_t s, sme_t e)
 {
-	m->entries[from_slot(s)] = e;
+	u32 i = from_slot(s);
+
+	if (m->per && ((m->entries[i] ^ e) & SME_PERSISTENT)) {
+		__set_bit(i / m->per, m->dirty[0]);
+		__set_bit(i / m->per, m->dirty[1]);
+	}
+	m->entries[i] = e;
+}
+
+/* Runs of entries that dirty[a] has bits for. */
+static inline u32 slotmap_runs(const struct slotmap *m)
+{
+	return DIV_ROUND_UP(m->nr_slots, m->per);
 }
 
 static inline size_t slotmap_bytes(u32 nr_slots)

@@ -193,3 +193,22 @@ TEST(runalloc_model_check)
 	CHECK_EQ(ra.nr_used, used);
 	runalloc_exit(&ra);
 }
+
+/* A loaded map takes the blocks it names, each once. */
+TEST(runalloc_take_refuses_a_block_taken_or_beyond_the_medium)
+{
+	struct runalloc ra;
+	n2l_blk_t b;
+
+	CHECK_EQ(runalloc_init(&ra, 8), 0);
+	CHECK(runalloc_take(&ra, to_blk(3)));
+	CHECK(!runalloc_take(&ra, to_blk(3)));
+	CHECK(!runalloc_take(&ra, to_blk(8)));
+	CHECK_EQ(runalloc_free(&ra), 7);
+	CHECK_EQ(runalloc_get(&ra, 4, &b), 4);	/* the hole after block 3 */
+	CHECK_EQ(from_blk(b), 4);
+	CHECK_EQ(runalloc_get(&ra, 4, &b), 3);	/* and the one before */
+	CHECK_EQ(from_blk(b), 0);
+	CHECK_EQ(runalloc_get(&ra, 1, &b), 0);
+	runalloc_exit(&ra);
+}

@@ -98,3 +98,31 @@ TEST(slotmap_netram_runs_share_group_and_version)
 	CHECK_EQ(slotmap_contiguous(&m, to_slot(4), 8), 1);
 	slotmap_exit(&m);
 }
+
+/*
+ * With a metadata device, a change of what the device keeps (medium, lost
+ * flag, location) marks its run dirty for both map areas; a change of the
+ * running device's own flags does not.
+ */
+TEST(slotmap_tracks_changes_that_a_metadata_device_keeps)
+{
+	struct slotmap m;
+	sme_t e = sme_make(N2L_FLASH, 5, 0);
+
+	CHECK_EQ(slotmap_init(&m, 25), 0);
+	CHECK_EQ(slotmap_track(&m, 10), 0);
+	CHECK_EQ(slotmap_runs(&m), 3);
+	CHECK(test_bit(0, m.dirty[0]) && test_bit(2, m.dirty[1]));	/* all, at first */
+	bitmap_clear(m.dirty[0], 0, 3);
+	bitmap_clear(m.dirty[1], 0, 3);
+	slotmap_set(&m, to_slot(12), e);
+	CHECK(test_bit(1, m.dirty[0]) && test_bit(1, m.dirty[1]));
+	CHECK(!test_bit(0, m.dirty[0]) && !test_bit(2, m.dirty[0]));
+	bitmap_clear(m.dirty[0], 1, 1);
+	bitmap_clear(m.dirty[1], 1, 1);
+	slotmap_set(&m, to_slot(12), sme_set_flags(e, SME_WRITING | SME_PF_READ));
+	CHECK(!test_bit(1, m.dirty[0]) && !test_bit(1, m.dirty[1]));
+	slotmap_set(&m, to_slot(24), sme_make(N2L_NONE, 0, SME_LOST));
+	CHECK(test_bit(2, m.dirty[0]) && test_bit(2, m.dirty[1]));
+	slotmap_exit(&m);
+}

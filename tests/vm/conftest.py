@@ -94,6 +94,7 @@ class Lab:
         self.media = []
         self.servers = []
         self.commands = []
+        self.cleanups = []      # run after the devices, before the media
 
     def nullb(self, size_mb, **kw):
         m = n2l.NullBlk(size_mb, **kw)
@@ -146,6 +147,8 @@ class Lab:
                 if os.path.exists(d.path) and os.path.realpath(d.path) in swaps:
                     n2l.run(f"swapoff {d.path}")
                 d.remove()
+            for undo in reversed(self.cleanups):
+                undo()
             for m in reversed(self.media):
                 m.remove()
         finally:

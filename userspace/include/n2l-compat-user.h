@@ -117,7 +117,8 @@ static inline void list_del_init(struct list_head *n)
 
 /* bitmap.h / bitops.h, the subset used here (non-atomic variants) */
 #define BITS_PER_LONG		((unsigned int)(sizeof(long) * CHAR_BIT))
-#define BITS_TO_LONGS(n)	(((n) + BITS_PER_LONG - 1) / BITS_PER_LONG)
+#define DIV_ROUND_UP(n, d)	(((n) + (d) - 1) / (d))
+#define BITS_TO_LONGS(n)	DIV_ROUND_UP(n, BITS_PER_LONG)
 #define BIT_WORD(n)		((n) / BITS_PER_LONG)
 #define BIT_MASK(n)		(1UL << ((n) % BITS_PER_LONG))
 

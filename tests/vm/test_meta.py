@@ -1,0 +1,376 @@
+"""The metadata device (metadata:<dev>): the slot map outlives the device,
+crashes and power cuts; what is not this device's map is refused, and
+nothing is written to it."""
+import hashlib
+import os
+import time
+
+import pytest
+
+import n2l
+from n2l import run, sh, table_line
+
+MB = 1 << 20
+BLOCK = 4096
+TMP = "/tmp/n2l"
+
+
+def meta_table(mb, flash, disk, meta, features=()):
+    return table_line(mb << 11, flash, disk, features=(*features, f"metadata:{meta}"))
+
+
+def read_bytes(path, offset=0, length=None):
+    """What the device holds, past any page cache."""
+    sh(f"blockdev --flushbufs {path}")
+    with open(path, "rb") as f:
+        f.seek(offset)
+        return f.read(length) if length else f.read()
+
+
+def digest(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def write_bytes(path, offset, data):
+    with open(path, "r+b") as f:
+        f.seek(offset)
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    sh(f"blockdev --flushbufs {path}")
+
+
+def metadata_state(dev):
+    """sysfs metadata: (state, generation, commits)."""
+    state, gen, commits = dev.sysfs_read("metadata").split()
+    return state, int(gen), int(commits)
+
+
+def create_fails(name, table, says):
+    """dmsetup create is refused, and the kernel log says why."""
+    n2l.dmesg_new()
+    p = run(f"dmsetup create {name} --table '{table}'")
+    log = "\n".join(n2l.dmesg_new())
+    if os.path.exists(f"/dev/mapper/{name}"):
+        sh(f"dmsetup remove {name}")
+    assert p.returncode != 0, f"{name}: created with {table}"
+    assert says in log, log
+
+
+def test_a_zeroed_device_is_formatted_and_the_map_outlives_the_device(lab):
+    f, d, m = lab.flash(16), lab.disk(16), lab.nullb(4)
+    table = meta_table(24, f.path, d.path, m.path)
+    n2l.dmesg_new()
+    dev = lab.device("n2l-meta", table)
+    assert "formatting the metadata device" in "\n".join(n2l.dmesg_new())
+    state, gen, _ = metadata_state(dev)
+    assert state == "ok" and gen == 2    # both areas written
+    n2l.write_pattern(dev.path, 0, 24 * MB, 11)      # Flash, then disk
+    sh(f"blkdiscard -o {4 * MB} -l {MB} {dev.path}")
+    held = {k: dev.status()[k]["held"] for k in ("flash", "disk")}
+    dev.remove()
+    dev = lab.device("n2l-meta", table)
+    log = "\n".join(n2l.dmesg_new())
+    assert "loaded from metadata generation" in log and "after a clean close" in log, log
+    st = dev.status()
+    assert {k: st[k]["held"] for k in ("flash", "disk")} == held
+    assert n2l.check_pattern(dev.path, 0, 4 * MB, 11) == 0
+    assert n2l.is_zero(dev.path, 4 * MB, MB)
+    assert n2l.check_pattern(dev.path, 5 * MB, 19 * MB, 11) == 0
+    # a reload keeps it, and must name the same metadata device
+    dev.reload(table)
+    other = lab.nullb(4)
+    p = run(f"dmsetup reload {dev.name} --table '{meta_table(24, f.path, d.path, other.path)}'")
+    assert p.returncode != 0
+    sh(f"dmsetup clear {dev.name}")
+    rdev = os.stat(m.path).st_rdev
+    assert f"metadata:{os.major(rdev)}:{os.minor(rdev)}" in dev.table(), dev.table()
+    # new slots find blocks the loaded map does not name
+    n2l.write_pattern(dev.path, 4 * MB, MB, 12)
+    assert n2l.check_pattern(dev.path, 0, 4 * MB, 11) == 0
+    assert n2l.check_pattern(dev.path, 4 * MB, MB, 12) == 0
+    assert n2l.check_pattern(dev.path, 5 * MB, 19 * MB, 11) == 0
+
+
+def test_what_is_not_this_devices_map_is_refused_and_left_as_it_was(lab):
+    f, d, m = lab.flash(16), lab.disk(16), lab.nullb(4)
+    dev = lab.device("n2l-meta-r", meta_table(24, f.path, d.path, m.path))
+    n2l.write_pattern(dev.path, 0, 8 * MB, 13)
+    dev.remove()
+    image = read_bytes(m.path)
+    other_flash = lab.flash(8)
+    cases = [
+        (meta_table(20, f.path, d.path, m.path), "holds the map of a device of 6144 slots"),
+        (meta_table(24, other_flash.path, d.path, m.path), "written for media of 4096 Flash"),
+        (meta_table(24, f.path, d.path, f.path), "must not be a medium"),
+    ]
+    for table, says in cases:
+        create_fails("n2l-meta-r", table, says)
+        assert read_bytes(m.path) == image
+    # too small: a metadata device of 16 KiB
+    sh(f"dmsetup create n2l-meta-small --table '0 32 linear {m.path} 0'")
+    try:
+        need = (2 + 2 * -(-6144 // 510)) * BLOCK
+        create_fails("n2l-meta-r", meta_table(24, f.path, d.path, "/dev/mapper/n2l-meta-small"),
+                     f"needs {need} bytes")
+    finally:
+        sh("dmsetup remove n2l-meta-small")
+    assert read_bytes(m.path) == image
+
+
+N2LCTL = os.path.join(n2l.REPO, "userspace", "n2lctl")
+
+
+def meta_check(path):
+    """n2lctl meta check: (exit status, what it says)."""
+    sh(f"blockdev --flushbufs {path}")
+    p = run(f"python3 {N2LCTL} meta check {path}")
+    return p.returncode, p.stdout + p.stderr
+
+
+def corrupt_and_refuse(lab, m, f, d, offset, data, says, check_says):
+    image = read_bytes(m.path)
+    write_bytes(m.path, offset, data)
+    damaged = read_bytes(m.path)
+    create_fails("n2l-meta-c", meta_table(24, f.path, d.path, m.path), says)
+    assert read_bytes(m.path) == damaged
+    rc, out = meta_check(m.path)
+    assert rc == 1 and check_says in out, out
+    write_bytes(m.path, 0, image)
+
+
+def test_corrupt_metadata_is_refused_and_a_torn_superblock_falls_back(lab):
+    f, d, m = lab.flash(16), lab.disk(16), lab.nullb(4)
+    table = meta_table(24, f.path, d.path, m.path)
+    dev = lab.device("n2l-meta-c", table)
+    n2l.write_pattern(dev.path, 0, 8 * MB, 14)
+    dev.remove()
+    # what the kernel wrote, n2lctl reads: clean, with the slots written
+    rc, out = meta_check(m.path)
+    assert rc == 0 and "2048 Flash" in out and "clean" in out, out
+    image = read_bytes(m.path)
+    gens = [int.from_bytes(image[i * BLOCK + 32:i * BLOCK + 40], "little") for i in (0, 1)]
+    newest = gens.index(max(gens))
+    map_blocks = -(-6144 // 510)
+    area = 2 + (max(gens) & 1) * map_blocks
+    flipped = bytes([image[area * BLOCK + 100] ^ 0x10])
+    corrupt_and_refuse(lab, m, f, d, area * BLOCK + 100, flipped, "map block 0 of area",
+                       f"block {area}")
+    corrupt_and_refuse(lab, m, f, d, 0, os.urandom(2 * BLOCK), "Not an nswap2l metadata device",
+                       "not an nswap2l metadata device")
+    # a torn write of the newest superblock: the older generation loads
+    write_bytes(m.path, newest * BLOCK + 512, os.urandom(512))
+    rc, out = meta_check(m.path)
+    assert rc == 0 and "torn" in out, out
+    n2l.dmesg_new()
+    dev = lab.device("n2l-meta-c", table)
+    log = "\n".join(n2l.dmesg_new())
+    assert f"superblock {newest} is torn" in log, log
+    assert f"generation {max(gens) - 1}" in log, log
+    assert n2l.check_pattern(dev.path, 0, 8 * MB, 14) == 0
+
+
+def flakey(lab, name, medium):
+    """medium behind dm-flakey, passing everything through until cut()."""
+    sectors = medium.size_mb * 2048
+    sh(f"dmsetup create {name} --table '0 {sectors} flakey {medium.path} 0 3600 0'")
+    lab.cleanups.append(lambda: run(f"dmsetup remove --retry {name}"))
+    return f"/dev/mapper/{name}", sectors
+
+
+def set_flakey(names, sectors, media, cut):
+    """A power cut: every write from now on is dropped, on every device at
+    once (each suspended before any takes its new table); or back on."""
+    for n in names:
+        sh(f"dmsetup suspend --noflush {n}")
+    for n, s, mdev in zip(names, sectors, media):
+        mode = "0 3600 1 drop_writes" if cut else "3600 0"
+        sh(f"dmsetup load {n} --table '0 {s} flakey {mdev.path} 0 {mode}'")
+    for n in names:
+        sh(f"dmsetup resume {n}")
+
+
+WRITER = """
+import os, sys, hashlib
+d, log = sys.argv[1], sys.argv[2]
+with open(log, "a") as lf:
+    for i in range(100000):
+        data = os.urandom(4096 * (1 + i % 7))
+        p = os.path.join(d, f"f{i}")
+        fd = os.open(p, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
+        os.write(fd, data)
+        os.fsync(fd)
+        os.close(fd)
+        dfd = os.open(d, os.O_RDONLY)
+        os.fsync(dfd)
+        os.close(dfd)
+        lf.write(f"f{i} {hashlib.sha256(data).hexdigest()}\\n")
+        lf.flush()
+"""
+
+
+def fsynced(log):
+    with open(log) as f:
+        return f.read().splitlines()
+
+
+@pytest.mark.parametrize("cut_after", [5, 30, 90])
+def test_a_power_cut_keeps_every_fsynced_file_and_fsck_is_clean(lab, cut_after):
+    f, d, m = lab.flash(32), lab.disk(32), lab.nullb(4)
+    names = ["n2l-cut-f", "n2l-cut-d", "n2l-cut-m"]
+    paths, sectors = zip(*(flakey(lab, n, x) for n, x in zip(names, (f, d, m))))
+    table = meta_table(48, paths[0], paths[1], paths[2])
+    dev = lab.device("n2l-cut", table)
+    mnt = os.path.join(TMP, "cut")
+    os.makedirs(mnt, exist_ok=True)
+    sh(f"mkfs.ext4 -q -E nodiscard {dev.path}")
+    sh(f"mount {dev.path} {mnt}")
+    log = os.path.join(TMP, "cut.log")
+    with open(log, "w"):
+        pass
+    script = os.path.join(TMP, "writer.py")
+    with open(script, "w") as fh:
+        fh.write(WRITER)
+    writer = lab.spawn(f"exec python3 {script} {mnt} {log}")
+    n2l.wait_for(lambda: len(fsynced(log)) >= cut_after, timeout=600,
+                 what=f"{cut_after} files fsynced")
+    durable = fsynced(log)
+    set_flakey(names, sectors, (f, d, m), cut=True)
+    time.sleep(1)                       # writes go on, and are lost
+    writer.proc.kill()
+    writer.finished(60)
+    sh(f"umount {mnt}")
+    dev.remove()                        # its closing commit is lost too
+    set_flakey(names, sectors, (f, d, m), cut=False)
+    dev = lab.device("n2l-cut", table)
+    sh(f"mount {dev.path} {mnt}")       # replays the journal
+    try:
+        for line in durable:
+            name, digest = line.split()
+            with open(os.path.join(mnt, name), "rb") as fh:
+                assert hashlib.sha256(fh.read()).hexdigest() == digest, name
+    finally:
+        sh(f"umount {mnt}")
+    p = run(f"fsck.ext4 -fn {dev.path}")
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+PERIOD = "/sys/module/nswap2l/parameters/metadata_period_ms"
+
+
+@pytest.fixture
+def no_periodic_commit():
+    """Commits only on flushes, FUA and suspend for the test's span, so
+    that a power cut falls between a change and its commit every time."""
+    before = open(PERIOD).read().strip()
+    with open(PERIOD, "w") as f:
+        f.write("3600000")
+    yield
+    with open(PERIOD, "w") as f:
+        f.write(before)
+
+
+def cut_device(lab, name, mb_flash, mb_dev):
+    """A Flash-only device with metadata, both behind dm-flakey; returns
+    (device, power_cycle), where power_cycle(after_cut) drops every write
+    from now on, calls after_cut (an umount, say), removes the device,
+    restores the media and loads the device again from what they hold."""
+    f, m = lab.flash(mb_flash), lab.nullb(4)
+    names = [f"{name}-f", f"{name}-m"]
+    paths, sectors = zip(*(flakey(lab, n, x) for n, x in zip(names, (f, m))))
+    table = meta_table(mb_dev, paths[0], "-", paths[1])
+    dev = lab.device(name, table)
+
+    def power_cycle(after_cut=None):
+        set_flakey(names, sectors, (f, m), cut=True)
+        if after_cut:
+            after_cut()
+        lab.devices[-1].remove()
+        set_flakey(names, sectors, (f, m), cut=False)
+        return lab.device(name, table)
+    return dev, power_cycle
+
+
+def test_a_block_freed_is_not_reused_until_a_commit_stops_naming_it(lab, no_periodic_commit):
+    # Flash of 256 blocks, full, committed; slot 10 discarded, and a new
+    # slot written: the only block it can get is slot 10's old one.
+    dev, power_cycle = cut_device(lab, "n2l-reuse", 1, 2)
+    n2l.write_pattern(dev.path, 0, MB, 21)
+    sh(f"dd if=/dev/null of={dev.path} conv=fsync")
+    old10 = read_bytes(dev.path, 10 * BLOCK, BLOCK)
+    sh(f"blkdiscard -o {10 * BLOCK} -l {BLOCK} {dev.path}")
+    # no flush after it (as n2l-pattern's would): nothing commits meanwhile
+    sh(f"dd if=/dev/urandom of={dev.path} bs=4096 count=1 seek=256 "
+       "oflag=direct conv=notrunc")
+    new256 = read_bytes(dev.path, MB, BLOCK)
+    assert dev.status()["flash"]["held"] == 256
+    dev = power_cycle()
+    # Slot 10 holds what it held, or nothing: never slot 256's data.
+    slot10 = digest(read_bytes(dev.path, 10 * BLOCK, BLOCK))
+    assert slot10 != digest(new256), "slot 10 reads the data of a slot written after its discard"
+    assert slot10 in (digest(old10), digest(bytes(BLOCK)))
+    assert n2l.check_pattern(dev.path, 0, 10 * BLOCK, 21) == 0
+    assert n2l.check_pattern(dev.path, 11 * BLOCK, MB - 11 * BLOCK, 21) == 0
+
+
+def test_an_fsync_survives_a_power_cut_right_after_it(lab, no_periodic_commit):
+    """ext4's journal commit block is a REQ_PREFLUSH | REQ_FUA write: dm
+    sends the flush (a commit) first, then the block with FUA. With the
+    journal not zeroed by mkfs, that block goes to a new slot: only the
+    commit that completes the FUA write makes the map name it, and with
+    the cut right after fsync returns nothing else would."""
+    dev, power_cycle = cut_device(lab, "n2l-fua", 32, 32)
+    mnt = os.path.join(TMP, "fua")
+    os.makedirs(mnt, exist_ok=True)
+    sh(f"mkfs.ext4 -q -E nodiscard,lazy_journal_init=1 {dev.path}")
+    sh(f"mount {dev.path} {mnt}")
+    data = os.urandom(3 * BLOCK)
+    fd = os.open(os.path.join(mnt, "f"), os.O_CREAT | os.O_WRONLY, 0o644)
+    os.write(fd, data)
+    os.fsync(fd)
+    os.close(fd)
+    dev = power_cycle(lambda: sh(f"umount {mnt}"))
+    sh(f"mount {dev.path} {mnt}")
+    try:
+        with open(os.path.join(mnt, "f"), "rb") as fh:
+            assert digest(fh.read()) == digest(data)
+    finally:
+        sh(f"umount {mnt}")
+
+
+def test_one_commit_per_flush_not_per_write(lab):
+    f, m = lab.flash(16, cache_mb=4), lab.nullb(4)
+    dev = lab.device("n2l-meta-f", meta_table(16, f.path, "-", m.path))
+    _, _, before = metadata_state(dev)
+    out = os.path.join(TMP, "fio-meta.txt")
+    start = time.monotonic()
+    p = run(f"fio --name=c --filename={dev.path} --rw=randwrite --bs=4k --size=8M "
+            f"--direct=1 --ioengine=psync --fsync=32 --output={out}")
+    seconds = time.monotonic() - start
+    assert p.returncode == 0, p.stderr
+    _, _, after = metadata_state(dev)
+    writes, fsyncs = 2048, 2048 // 32
+    # A commit a flush (none when a periodic one left nothing to commit),
+    # and at most one a second (the period) besides; never one a write.
+    assert fsyncs / 2 <= after - before <= fsyncs + seconds + 2, (before, after, seconds)
+    assert after - before < writes / 8
+
+
+def test_a_failed_metadata_write_fails_writes_and_discards_not_reads(lab):
+    f, m = lab.flash(16), lab.nullb(4)
+    mpath, sectors = flakey(lab, "n2l-fail-m", m)
+    dev = lab.device("n2l-meta-e", meta_table(16, f.path, "-", mpath))
+    n2l.write_pattern(dev.path, 0, MB, 15)
+    sh("dmsetup suspend --noflush n2l-fail-m")
+    sh(f"dmsetup load n2l-fail-m --table '0 {sectors} flakey {m.path} 0 0 3600 1 error_writes'")
+    sh("dmsetup resume n2l-fail-m")
+    # the write lands, its flush's commit fails: the flush fails
+    p = run(f"dd if=/dev/urandom of={dev.path} bs=4096 count=1 seek=512 "
+            "oflag=direct conv=fsync,notrunc")
+    assert p.returncode != 0 and "Input/output error" in p.stderr, p.stderr
+    assert metadata_state(dev)[0] == "failed"
+    p = run(f"dd if=/dev/urandom of={dev.path} bs=4096 count=1 seek=768 "
+            "oflag=direct conv=notrunc")
+    assert p.returncode != 0 and "Input/output error" in p.stderr, p.stderr
+    assert run(f"blkdiscard -o {MB} -l 4096 {dev.path}").returncode != 0
+    assert n2l.check_pattern(dev.path, 0, MB, 15) == 0
