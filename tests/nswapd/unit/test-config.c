@@ -59,7 +59,8 @@ TEST(config_defaults_and_command_line)
 	CHECK(cfg.insecure && !cfg.require_mlock && !cfg.prealloc);
 	CHECK_EQ(cfg.max_conns, 512);
 	CHECK_EQ(cfg.max_conns_per_addr, 32);
-	CHECK_EQ(cfg.auth_timeout_ms, 5000);
+	CHECK_EQ(cfg.max_unauth_conns, 64);
+	CHECK_EQ(cfg.auth_timeout_ms, 3000);
 	CHECK_EQ(cfg.client_quota_mb, 0);
 	CHECK_EQ(load(&cfg, b), CONFIG_OK);
 	CHECK_EQ(cfg.max_mb, 64);
@@ -133,7 +134,7 @@ TEST(config_auth_options)
 	char *peers[] = { "nswapd", "--psk-file", "/x", "--peer", "1.2.3.4:5", NULL };
 	char *ok[] = { "nswapd", "--psk-file", "/x", "--identity", "me", "--peer", "1.2.3.4:5",
 		       "--max-conns", "9", "--max-conns-per-addr", "3", "--auth-timeout-ms", "250",
-		       "--client-quota-mb", "7", NULL };
+		       "--client-quota-mb", "7", "--max-unauth-conns", "5", NULL };
 
 	CHECK_EQ(config_load(&cfg, 1, none, last_err, sizeof(last_err)), CONFIG_ERROR);
 	CHECK(strstr(last_err, "--insecure"));
@@ -148,6 +149,7 @@ TEST(config_auth_options)
 	CHECK(!strcmp(cfg.identity, "me") && !strcmp(cfg.psk_file, "/x") && !cfg.insecure);
 	CHECK_EQ(cfg.max_conns, 9);
 	CHECK_EQ(cfg.max_conns_per_addr, 3);
+	CHECK_EQ(cfg.max_unauth_conns, 5);
 	CHECK_EQ(cfg.auth_timeout_ms, 250);
 	CHECK_EQ(cfg.client_quota_mb, 7);
 }
