@@ -49,6 +49,8 @@ static const struct opt opts[] = {
 	U64("client_quota_mb", client_quota_mb, 0, 1ULL << 40,
 	    "MB  what one identity may store, over all its devices (0: no limit)"),
 	U64("client_timeout_s", client_timeout_s, 1, 1ULL << 32, "S  drop a gone client's pages after this (default 3600)"),
+	U64("unclaimed_timeout_s", unclaimed_timeout_s, 1, 1ULL << 32,
+	    "S  drop pages a peer moved here that their client did not claim after this (default 60)"),
 	U64("drain_timeout_s", drain_timeout_s, 1, 1ULL << 32, "S  give up draining after this (default 60)"),
 	U64("request_timeout_s", request_timeout_s, 1, 3600, "S  timeout of our own requests (default 10)"),
 	{ "log_level", OPT_LEVEL, 0, 0, 0, "LEVEL  error|warn|info|debug (default info)" },
@@ -88,6 +90,7 @@ static void set_defaults(struct config *cfg)
 	cfg->reserve_mb = 512;
 	cfg->interval_ms = 1000;
 	cfg->client_timeout_s = 3600;
+	cfg->unclaimed_timeout_s = 60;
 	cfg->drain_timeout_s = 60;
 	cfg->request_timeout_s = 10;
 	cfg->auth_timeout_ms = 3000;

@@ -282,3 +282,29 @@ def test_quota_gives_full(servers, tmp_path):
         with s.client(1, **auth("bob")) as b:
             assert b.info.free == 256
             assert b.put(0, 1, [page(i) for i in range(256)]) == p.ST_OK
+
+
+def test_a_peer_cannot_fill_a_clients_quota(servers, tmp_path):
+    """A peer identity (another server, moving pages here) stored 255
+    unclaimed pages under a device alice never used; they were charged
+    to alice, whose quota (256 pages) they filled: her next PUT got FULL
+    for up to an hour (client_timeout_s). They are charged to the peer
+    now, until alice claims them."""
+    s = servers("--psk-file", psk_file(tmp_path, ["alice"], peers=["srv"]),
+                "--client-quota-mb", 1, "--unclaimed-timeout-s", 3600)
+    with s.client(0, role=p.ROLE_PEER, **auth("srv")) as srv:
+        assert srv.peer_put("alice", 0x666, [(k, 1) for k in range(255)],
+                            [page("u", k) for k in range(255)]) == p.ST_OK
+        # the peer's own quota holds it back
+        assert srv.peer_put("alice", 0x667, [(0, 1), (1, 1)], [page(0), page(1)]) == p.ST_FULL
+        with s.client(1, **auth("alice")) as a:
+            assert a.info.free == 256
+            assert a.put(0, 1, [page("a", i) for i in range(16)]) == p.ST_OK
+            assert a.free_pages == 240
+        # alice claims them: now hers (over her quota), and the peer's room is back
+        with s.client(0x666, **auth("alice")) as a:
+            assert a.info.held == 255
+            assert a.retain([(k, 1) for k in range(255)]) == []
+            assert a.status().free == 0
+            assert a.get(254, 1, 1) == [page("u", 254)]
+        assert srv.peer_put("alice", 0x667, [(0, 1), (1, 1)], [page(0), page(1)]) == p.ST_OK

@@ -48,13 +48,14 @@ TEST(config_defaults_and_command_line)
 	char *a[] = { "nswapd", NULL };
 	char *b[] = { "nswapd", "--max-mb", "64", "--min-mb=8", "--peer", "10.0.0.1:7077",
 		      "--peer", "[fe80::1]:9", "--listen", "127.0.0.1:0", "--require-mlock",
-		      "--log-level", "debug", NULL };
+		      "--log-level", "debug", "--unclaimed-timeout-s", "5", NULL };
 
 	CHECK_EQ(load(&cfg, a), CONFIG_OK);
 	CHECK_EQ(cfg.nlisten, 1);
 	CHECK(!strcmp(cfg.listen[0], CFG_DEFAULT_LISTEN));
 	CHECK_EQ(cfg.interval_ms, 1000);
 	CHECK_EQ(cfg.client_timeout_s, 3600);
+	CHECK_EQ(cfg.unclaimed_timeout_s, 60);
 	CHECK_EQ(cfg.drain_timeout_s, 60);
 	CHECK(cfg.insecure && !cfg.require_mlock && !cfg.prealloc);
 	CHECK_EQ(cfg.max_conns, 512);
@@ -69,6 +70,7 @@ TEST(config_defaults_and_command_line)
 	CHECK(!strcmp(cfg.peers[1], "[fe80::1]:9"));
 	CHECK(cfg.require_mlock);
 	CHECK_EQ(cfg.log_level, LOG_DEBUG);
+	CHECK_EQ(cfg.unclaimed_timeout_s, 5);
 }
 
 TEST(config_bad_options)
