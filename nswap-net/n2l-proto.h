@@ -80,8 +80,9 @@
  * later, by RETURN if the client refused a MOVED. A peer stores PEER_PUT
  * pages *unclaimed*: they never replace a page of the area, GETs and INVALs
  * see them, a reconciliation keeps them, and they become the client's
- * (claimed) when it RETAINs them; unclaimed pages expire like the pages of
- * a client that left. A client accepts MOVED only to a server of its own
+ * (claimed) when it RETAINs them; until then they count against the
+ * quota of the peer that sent them and expire after the receiving
+ * server's unclaimed_timeout_s. A client accepts MOVED only to a server of its own
  * that it is connected to, and answers OK only once the moved pages read
  * back correctly from there, or once it chose to drop them; delivered
  * twice, a MOVED or RETURN changes nothing the first did not.

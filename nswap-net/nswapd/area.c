@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Areas, in a hash table keyed by SipHash of (identity, device), and the
- * identities they belong to (for quotas). An area lives while it has
- * pages, connections or give-up batches.
+ * Areas, in a hash table keyed by SipHash of (identity, device), each of
+ * an identity (ident.c). An area lives while it has pages, connections or
+ * give-up batches.
  */
 #include "auth.h"
 #include "store.h"
@@ -54,37 +54,6 @@ static void areas_grow(struct store *st)
 	free(st->abuckets);
 	st->abuckets = nbk;
 	st->nabuckets = nb;
-}
-
-static struct ident *ident_get(struct store *st, const char name[N2L_ID_LEN])
-{
-	struct ident *id;
-
-	for (id = st->idents; id; id = id->next)
-		if (!memcmp(id->name, name, N2L_ID_LEN))
-			return id;
-	id = calloc(1, sizeof(*id));
-	if (!id)
-		return NULL;
-	memcpy(id->name, name, N2L_ID_LEN);
-	id->next = st->idents;
-	if (st->idents)
-		st->idents->prev = id;
-	st->idents = id;
-	return id;
-}
-
-static void ident_put(struct store *st, struct ident *id)
-{
-	if (--id->nareas)
-		return;
-	if (id->prev)
-		id->prev->next = id->next;
-	else
-		st->idents = id->next;
-	if (id->next)
-		id->next->prev = id->prev;
-	free(id);
 }
 
 struct area *store_area(struct store *st, const char identity[N2L_ID_LEN],
@@ -144,7 +113,8 @@ void store_area_remove(struct store *st, struct area *a)
 	if (a->next)
 		a->next->prev = a->prev;
 	st->nareas--;
-	ident_put(st, a->ident);
+	a->ident->nareas--;
+	ident_maybe_free(st, a->ident);
 	free(a);
 }
 

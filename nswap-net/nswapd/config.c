@@ -40,13 +40,17 @@ static const struct opt opts[] = {
 	  "run without psk_file: anyone who can connect may store and read pages" },
 	{ "auth_token_file", OPT_GONE, 0, 0, 0, NULL },
 	U64("auth_timeout_ms", auth_timeout_ms, 10, 3600000,
-	    "MS  close connections not authenticated by then (default 5000)"),
+	    "MS  close connections not authenticated by then (default 3000)"),
 	U64("max_conns", max_conns, 1, 1000000, "N  connections at most (default 512)"),
 	U64("max_conns_per_addr", max_conns_per_addr, 1, 1000000,
-	    "N  connections from one address at most (default 32)"),
+	    "N  connections from one address (an IPv6 /64) at most (default 32)"),
+	U64("max_unauth_conns", max_unauth_conns, 1, 1000000,
+	    "N  connections not authenticated yet at most; a new one closes the oldest (default 64)"),
 	U64("client_quota_mb", client_quota_mb, 0, 1ULL << 40,
 	    "MB  what one identity may store, over all its devices (0: no limit)"),
 	U64("client_timeout_s", client_timeout_s, 1, 1ULL << 32, "S  drop a gone client's pages after this (default 3600)"),
+	U64("unclaimed_timeout_s", unclaimed_timeout_s, 1, 1ULL << 32,
+	    "S  drop pages a peer moved here that their client did not claim after this (default 60)"),
 	U64("drain_timeout_s", drain_timeout_s, 1, 1ULL << 32, "S  give up draining after this (default 60)"),
 	U64("request_timeout_s", request_timeout_s, 1, 3600, "S  timeout of our own requests (default 10)"),
 	{ "log_level", OPT_LEVEL, 0, 0, 0, "LEVEL  error|warn|info|debug (default info)" },
@@ -86,11 +90,13 @@ static void set_defaults(struct config *cfg)
 	cfg->reserve_mb = 512;
 	cfg->interval_ms = 1000;
 	cfg->client_timeout_s = 3600;
+	cfg->unclaimed_timeout_s = 60;
 	cfg->drain_timeout_s = 60;
 	cfg->request_timeout_s = 10;
-	cfg->auth_timeout_ms = 5000;
+	cfg->auth_timeout_ms = 3000;
 	cfg->max_conns = 512;
 	cfg->max_conns_per_addr = 32;
+	cfg->max_unauth_conns = 64;
 	cfg->log_level = LOG_INFO;
 	snprintf(cfg->meminfo, sizeof(cfg->meminfo), "/proc/meminfo");
 }

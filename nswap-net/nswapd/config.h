@@ -30,8 +30,10 @@ struct config {
 	char meminfo[PATH_MAX];
 	uint64_t min_mb, max_mb, reserve_mb;	/* max_mb 0: no upper bound */
 	uint64_t interval_ms;
-	uint64_t client_timeout_s, drain_timeout_s, request_timeout_s;
-	uint64_t max_conns, max_conns_per_addr, auth_timeout_ms, client_quota_mb;
+	uint64_t client_timeout_s, unclaimed_timeout_s;
+	uint64_t drain_timeout_s, request_timeout_s;
+	uint64_t max_conns, max_conns_per_addr, max_unauth_conns, auth_timeout_ms;
+	uint64_t client_quota_mb;
 	enum log_level log_level;
 	bool require_mlock;
 	bool prealloc;		/* min_mb mapped and locked from the start */

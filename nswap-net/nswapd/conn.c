@@ -36,8 +36,6 @@ struct conn *conn_new(struct server *srv, int fd, enum conn_kind kind, const cha
 		srv->conns->prev = c;
 	srv->conns = c;
 	srv->nconns++;
-	if (kind == CONN_IN)
-		srv->nconns_in++;
 	return c;
 }
 
@@ -262,8 +260,6 @@ void conn_free(struct conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	srv->nconns--;
-	if (c->kind == CONN_IN)
-		srv->nconns_in--;
 	tagger_free(&c->tx);
 	tagger_free(&c->rx);
 	auth_cleanse(c->psk, sizeof(c->psk));

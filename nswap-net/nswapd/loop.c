@@ -161,28 +161,6 @@ static void sock_options(int fd)
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
 }
 
-/* The IP address of a socket address, 16 bytes (IPv4 in the first 4). */
-static void addr_key(const struct sockaddr_storage *ss, uint8_t out[16])
-{
-	memset(out, 0, 16);
-	if (ss->ss_family == AF_INET)
-		memcpy(out, &((const struct sockaddr_in *)ss)->sin_addr, 4);
-	else if (ss->ss_family == AF_INET6)
-		memcpy(out, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
-}
-
-bool loop_admit(struct server *srv, const uint8_t addr[16])
-{
-	size_t same = 0;
-
-	if (srv->nconns_in >= srv->cfg.max_conns)
-		return false;
-	for (struct conn *c = srv->conns; c; c = c->next)
-		if (c->kind == CONN_IN && !c->dead && !memcmp(c->addr, addr, 16))
-			same++;
-	return same < srv->cfg.max_conns_per_addr;
-}
-
 /* Over a cap: closed at once, logged now and then. */
 static void refuse_conn(struct server *srv, int fd, const char *name)
 {
@@ -224,8 +202,8 @@ static void on_accept(struct server *srv, struct listener *l)
 			return;
 		}
 		netaddr_format((struct sockaddr *)&ss, name, sizeof(name));
-		addr_key(&ss, key);
-		if (!loop_admit(srv, key)) {
+		netaddr_key(&ss, key);
+		if (!admit_conn(srv, key, name)) {
 			refuse_conn(srv, fd, name);
 			continue;
 		}

@@ -86,3 +86,18 @@ void netaddr_format(const struct sockaddr *sa, char *buf, size_t len)
 		snprintf(buf, len, "?");
 	}
 }
+
+void netaddr_key(const struct sockaddr_storage *ss, uint8_t key[16])
+{
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	memset(key, 0, 16);
+	if (ss->ss_family == AF_INET) {
+		memcpy(key, v4mapped, sizeof(v4mapped));
+		memcpy(key + 12, &((const struct sockaddr_in *)ss)->sin_addr, 4);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+
+		memcpy(key, a->s6_addr, IN6_IS_ADDR_V4MAPPED(a) ? 16 : 8);
+	}
+}

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include "keycheck.h"
 #include "psk.h"
 
 #include <ctype.h>
@@ -72,6 +73,7 @@ static int parse_key(const char *s, uint8_t key[N2L_PSK_LEN])
 static int parse_line(char *s, struct psk_entry *e, char *why, size_t whylen)
 {
 	char *words[4];
+	const char *weak;
 	int n = 0;
 
 	for (char *tok = strtok(s, " \t\r\n"); tok; tok = strtok(NULL, " \t\r\n")) {
@@ -95,6 +97,12 @@ static int parse_line(char *s, struct psk_entry *e, char *why, size_t whylen)
 	}
 	if (parse_key(words[1], e->key)) {
 		snprintf(why, whylen, "the key is not 64 hex digits");
+		return -1;
+	}
+	weak = keycheck_weakness(e->key, N2L_PSK_LEN);
+	if (weak) {
+		snprintf(why, whylen, "the key is too weak (%s): make a random one with: %s",
+			 weak, KEYCHECK_MAKE_ONE);
 		return -1;
 	}
 	if (n == 3 && strcmp(words[2], "peer")) {
@@ -142,19 +150,21 @@ static int add_entry(struct psk_table *t, const struct psk_entry *e)
 	return 0;
 }
 
+/* Every way out wipes the line and the entry: both may hold a key. */
 static int load_lines(struct psk_table *t, FILE *f, const char *path, char *err, size_t errlen)
 {
-	char line[512], why[96];
-	int lineno = 0;
+	char line[512], why[192];
+	int lineno = 0, rc = 0;
 	struct psk_entry e;
 
-	while (fgets(line, sizeof(line), f)) {
+	while (!rc && fgets(line, sizeof(line), f)) {
 		char *s = line;
 
 		lineno++;
 		if (!strchr(line, '\n') && !feof(f)) {
 			snprintf(err, errlen, "%s:%d: line too long", path, lineno);
-			return -1;
+			rc = -1;
+			break;
 		}
 		while (isspace((unsigned char)*s))
 			s++;
@@ -162,20 +172,19 @@ static int load_lines(struct psk_table *t, FILE *f, const char *path, char *err,
 			continue;
 		if (parse_line(s, &e, why, sizeof(why))) {
 			snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
-			OPENSSL_cleanse(line, sizeof(line));
-			return -1;
-		}
-		OPENSSL_cleanse(line, sizeof(line));
-		if (psk_find(t, e.identity)) {
+			rc = -1;
+		} else if (psk_find(t, e.identity)) {
 			snprintf(err, errlen, "%s:%d: identity listed twice", path, lineno);
-			return -1;
-		}
-		if (add_entry(t, &e)) {
+			rc = -1;
+		} else if (add_entry(t, &e)) {
 			snprintf(err, errlen, "%s: out of memory", path);
-			return -1;
+			rc = -1;
 		}
 	}
+	OPENSSL_cleanse(line, sizeof(line));
 	OPENSSL_cleanse(&e, sizeof(e));
+	if (rc)
+		return rc;
 	if (ferror(f)) {
 		snprintf(err, errlen, "%s: read error", path);
 		return -1;

@@ -3,7 +3,8 @@
  * The pre-shared keys: a file of lines "<identity> <64 hex digits> [peer]",
  * '#' comments and blank lines allowed, readable by its owner only. An
  * identity marked "peer" may also connect with role PEER (another server
- * moving pages here). Keys never appear in messages.
+ * moving pages here). A key too weak to use (keycheck.h) is refused like a
+ * malformed line. Keys never appear in messages.
  */
 #ifndef NSWAPD_PSK_H
 #define NSWAPD_PSK_H

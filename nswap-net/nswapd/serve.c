@@ -133,7 +133,8 @@ static void serve_peer_put(struct conn *c, const struct frame_hdr *h, const uint
 		conn_reply(c, h, N2L_ST_FULL, 0);
 		return;
 	}
-	rc = store_peer_put(&srv->store, a, kvs, h->count, pages,
+	/* c->ap.identity: the peer's, zero without keys */
+	rc = store_peer_put(&srv->store, a, c->ap.identity, kvs, h->count, pages,
 			    pages + (size_t)h->count * N2L_PAGE_SIZE, server_now(srv));
 	if (!a->nconns && a->held == a->unclaimed)
 		a->gone_since_ms = server_now(srv);

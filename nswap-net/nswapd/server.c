@@ -158,13 +158,16 @@ void server_capacity_update(struct server *srv)
 
 /*
  * Areas whose client is gone for longer than client_timeout_s lose their
- * pages; unclaimed pages expire that long after they came. Areas with
- * nothing left go.
+ * pages. Unclaimed pages expire unclaimed_timeout_s after they came, much
+ * sooner: a client claims the pages moved to it as soon as it has read
+ * them back, and what it does not claim is junk that its peer pays for.
+ * Areas with nothing left go.
  */
 static void expire_areas(struct server *srv, int64_t now)
 {
 	int64_t ttl = (int64_t)srv->cfg.client_timeout_s * 1000;
-	uint64_t n = store_expire_unclaimed(&srv->store, now, ttl);
+	int64_t unclaimed_ttl = (int64_t)srv->cfg.unclaimed_timeout_s * 1000;
+	uint64_t n = store_expire_unclaimed(&srv->store, now, unclaimed_ttl);
 	struct area *a, *next;
 
 	if (n)

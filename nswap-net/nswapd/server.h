@@ -74,7 +74,7 @@ struct conn {
 	uint64_t serial;
 	enum conn_kind kind;
 	char name[N2L_ADDR_LEN + 8];	/* remote address */
-	uint8_t addr[16];	/* remote IP (v4 in the first 4 bytes), for caps */
+	uint8_t addr[16];	/* remote address as the caps count it (netaddr_key) */
 	enum conn_auth auth;
 	uint32_t role;		/* enum n2l_role, after HELLO */
 	struct auth_params ap;	/* HELLO's identity, device, role and nonces */
@@ -177,9 +177,10 @@ struct server {
 	struct batch *batches;
 	unsigned int nbatches;
 	uint64_t next_batch_id;
-	size_t nconns_in;		/* accepted connections */
 	int64_t cap_logged_ms;		/* connections over a cap: last logged */
 	uint64_t cap_refused;		/* since then */
+	int64_t push_logged_ms;		/* not authenticated, closed for newer: last logged */
+	uint64_t pushed_out;		/* since then */
 	uint64_t last_avail_kb;
 	bool meminfo_failed;
 	bool draining;
@@ -274,8 +275,12 @@ void loop_fini(struct server *srv);
 void loop_conn_events(struct conn *c);
 void loop_flush(struct conn *c);
 int loop_connect(struct server *srv, struct peer *p);
-/* Whether one more connection from this address is within the caps. */
-bool loop_admit(struct server *srv, const uint8_t addr[16]);
+
+/*
+ * admit.c: whether a new connection from key (netaddr_key; name for the
+ * logs) may be accepted; it may close an older one to make room.
+ */
+bool admit_conn(struct server *srv, const uint8_t key[16], const char *name);
 
 /* keys.c: the psk file of a configuration, checked against it */
 int keys_load(const struct config *cfg, struct psk_table *keys, char *err, size_t errlen);

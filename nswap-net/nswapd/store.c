@@ -44,17 +44,17 @@ void store_destroy(struct store *st)
 	st->abuckets = NULL;
 }
 
+/* Room for id's pages: in the store, and in its quota. */
+static uint64_t room_of(const struct store *st, const struct ident *id)
+{
+	uint64_t f = store_free(st), q = ident_quota_left(st, id);
+
+	return q < f ? q : f;
+}
+
 uint64_t store_area_free(const struct store *st, const struct area *a)
 {
-	uint64_t f = store_free(st);
-
-	if (st->quota && a) {
-		uint64_t q = a->ident->held < st->quota ? st->quota - a->ident->held : 0;
-
-		if (q < f)
-			f = q;
-	}
-	return f;
+	return a ? room_of(st, a->ident) : store_free(st);
 }
 
 /* Doubles the table; on allocation failure chains just get longer. */
@@ -145,13 +145,14 @@ static void unclaimed_add_tail(struct store *st, struct entry *e)
 	e->area->unclaimed++;
 }
 
-/* An unclaimed page becomes the client's. */
+/* An unclaimed page becomes the client's, and is charged to it. */
 static void entry_claim(struct store *st, struct entry *e)
 {
 	if (e->claimed)
 		return;
 	unclaimed_del(st, e);
 	e->claimed = true;
+	ident_charge(st, e, e->area->ident);
 }
 
 void store_mark_moving(struct store *st, struct entry *e, uint64_t move_id)
@@ -185,7 +186,8 @@ void store_drop(struct store *st, struct entry *e)
 		unclaimed_del(st, e);
 	area_list_del(a, e);
 	a->held--;
-	a->ident->held--;
+	e->payer->held--;
+	ident_maybe_free(st, e->payer);
 	st->used--;
 	pool_give(&st->pool, e->chunk, e->idx);
 	if (st->nspare < STORE_MAX_SPARE) {
@@ -197,9 +199,10 @@ void store_drop(struct store *st, struct entry *e)
 	}
 }
 
-/* A new entry from the reserved structs and pool pages. */
-static struct entry *entry_new(struct store *st, struct area *a, uint64_t key,
-			       uint64_t vers, const uint8_t *page, const uint8_t *seal)
+/* A new entry from the reserved structs and pool pages, charged to payer. */
+static struct entry *entry_new(struct store *st, struct area *a, struct ident *payer,
+			       uint64_t key, uint64_t vers, const uint8_t *page,
+			       const uint8_t *seal)
 {
 	struct entry *e = st->spare;
 	size_t b;
@@ -221,7 +224,7 @@ static struct entry *entry_new(struct store *st, struct area *a, uint64_t key,
 	st->buckets[b] = e;
 	area_list_add_tail(a, e);
 	a->held++;
-	a->ident->held++;
+	ident_charge(st, e, payer);
 	st->used++;
 	return e;
 }
@@ -241,12 +244,13 @@ static void entry_rewrite(struct store *st, struct entry *e, const uint8_t *page
 }
 
 /*
- * Reserve room for `fresh` new pages of area a within capacity and quota:
- * pool slots and entry structs, so that what follows cannot fail half-way.
+ * Reserve room for `fresh` new pages charged to payer within capacity and
+ * quota: pool slots and entry structs, so that what follows cannot fail
+ * half-way.
  */
-static int room_for(struct store *st, struct area *a, uint64_t fresh)
+static int room_for(struct store *st, const struct ident *payer, uint64_t fresh)
 {
-	if (fresh > store_area_free(st, a))
+	if (fresh > room_of(st, payer))
 		return STORE_FULL;
 	if (pool_reserve(&st->pool, fresh))
 		return STORE_NOMEM;
@@ -271,7 +275,7 @@ int store_put(struct store *st, struct area *a, uint64_t key, uint32_t n,
 	for (uint32_t i = 0; i < n; i++)
 		if (!store_find(st, a, key + i, vers))
 			fresh++;
-	rc = room_for(st, a, fresh);
+	rc = room_for(st, a->ident, fresh);
 	if (rc)
 		return rc;
 	for (uint32_t i = 0; i < n; i++) {
@@ -280,7 +284,7 @@ int store_put(struct store *st, struct area *a, uint64_t key, uint32_t n,
 		struct entry *e = store_find(st, a, key + i, vers);
 
 		if (!e) {
-			entry_new(st, a, key + i, vers, page, seal);
+			entry_new(st, a, a->ident, key + i, vers, page, seal);
 			continue;
 		}
 		entry_claim(st, e);
@@ -337,11 +341,16 @@ uint32_t store_inval(struct store *st, struct area *a, const void *kvs, uint32_t
 	return dropped;
 }
 
-int store_peer_put(struct store *st, struct area *a, const void *kvs, uint32_t n,
-		   const uint8_t *pages, const uint8_t *seals, int64_t now_ms)
+int store_peer_put(struct store *st, struct area *a, const char payer_name[N2L_ID_LEN],
+		   const void *kvs, uint32_t n, const uint8_t *pages,
+		   const uint8_t *seals, int64_t now_ms)
 {
+	struct ident *payer = ident_get(st, payer_name);
 	uint64_t fresh = 0;
 	int rc;
+
+	if (!payer)
+		return STORE_NOMEM;
 
 	/* A pair listed twice counts once: the second finds the first. */
 	for (uint32_t i = 0; i < n; i++) {
@@ -358,9 +367,11 @@ int store_peer_put(struct store *st, struct area *a, const void *kvs, uint32_t n
 		if (!dup)
 			fresh++;
 	}
-	rc = room_for(st, a, fresh);
-	if (rc)
+	rc = room_for(st, payer, fresh);
+	if (rc) {
+		ident_maybe_free(st, payer);
 		return rc;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *page = pages + (size_t)i * N2L_PAGE_SIZE;
 		const uint8_t *seal = seals + (size_t)i * N2L_SEAL_LEN;
@@ -374,13 +385,15 @@ int store_peer_put(struct store *st, struct area *a, const void *kvs, uint32_t n
 		if (e) {
 			unclaimed_del(st, e);
 			entry_rewrite(st, e, page, seal);
+			ident_charge(st, e, payer);	/* the last sender's copy */
 		} else {
-			e = entry_new(st, a, key, vers, page, seal);
+			e = entry_new(st, a, payer, key, vers, page, seal);
 			e->claimed = false;
 		}
 		e->arrived_ms = now_ms;
 		unclaimed_add_tail(st, e);
 	}
+	ident_maybe_free(st, payer);	/* every page was the client's already */
 	maybe_grow(st);
 	return STORE_OK;
 }

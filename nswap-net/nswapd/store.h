@@ -13,7 +13,9 @@
  * are keyed with SipHash-2-4 under a random key, so that nobody can
  * choose keys that share a bucket. Each area keeps its pages in store
  * order, oldest first, which is the order in which pages are given up.
- * Identities (the sum of their areas) are held to an optional quota.
+ * Identities are held to an optional quota for the pages charged to them
+ * (ident.c): their areas' claimed pages, and the unclaimed pages they
+ * sent as a peer.
  *
  * Accounting is in pages: used = pages stored, free = capacity - used.
  */
@@ -36,6 +38,7 @@ struct entry {
 	struct entry *aprev, *anext;	/* the area's pages, oldest first */
 	struct entry *uprev, *unext;	/* unclaimed pages, oldest first */
 	struct area *area;
+	struct ident *payer;		/* area->ident, or unclaimed: the peer's */
 	uint64_t key, vers;
 	uint64_t seq;			/* store order */
 	uint64_t move_id;		/* the batch moving it; 0: none */
@@ -47,10 +50,10 @@ struct entry {
 	uint8_t seal[N2L_SEAL_LEN];
 };
 
-/* An identity: what its areas hold together, against the quota. */
+/* An identity: the pages charged to it, against the quota. */
 struct ident {
 	char name[N2L_ID_LEN];
-	uint64_t held;
+	uint64_t held;			/* pages charged */
 	unsigned int nareas;
 	struct ident *prev, *next;
 };
@@ -120,6 +123,16 @@ static inline uint64_t store_free(const struct store *st)
 /* What area a (its identity) may still store: room and quota. */
 uint64_t store_area_free(const struct store *st, const struct area *a);
 
+/* ident.c: identities and what is charged to them */
+/* The identity's record, made if there is none (NULL: out of memory). */
+struct ident *ident_get(struct store *st, const char name[N2L_ID_LEN]);
+/* Frees the record if no area and no page refers to it. */
+void ident_maybe_free(struct store *st, struct ident *id);
+/* Pages that may still be charged to id (UINT64_MAX: no quota). */
+uint64_t ident_quota_left(const struct store *st, const struct ident *id);
+/* Charges e to another identity, without a quota check: only new pages need room. */
+void ident_charge(struct store *st, struct entry *e, struct ident *to);
+
 /* area.c: areas and identities */
 struct area *store_area(struct store *st, const char identity[N2L_ID_LEN],
 			uint64_t device, bool create);
@@ -140,9 +153,13 @@ bool store_get(struct store *st, struct area *a, uint64_t key, uint32_t n,
 	       uint64_t vers, uint8_t *pages, uint8_t *seals);
 /* kvs: n little-endian struct n2l_kv; returns pages dropped. */
 uint32_t store_inval(struct store *st, struct area *a, const void *kvs, uint32_t n);
-/* PEER_PUT: unclaimed pages, never replacing a claimed one; all or nothing. */
-int store_peer_put(struct store *st, struct area *a, const void *kvs, uint32_t n,
-		   const uint8_t *pages, const uint8_t *seals, int64_t now_ms);
+/*
+ * PEER_PUT from peer identity payer: unclaimed pages charged to it, never
+ * replacing a claimed one; all or nothing.
+ */
+int store_peer_put(struct store *st, struct area *a, const char payer[N2L_ID_LEN],
+		   const void *kvs, uint32_t n, const uint8_t *pages,
+		   const uint8_t *seals, int64_t now_ms);
 uint64_t store_free_all(struct store *st, struct area *a);
 /* Drops the claimed pages only (a client gone too long). */
 uint64_t store_drop_claimed(struct store *st, struct area *a);

@@ -60,16 +60,45 @@ def test_a_name_twice_is_refused():
         n2ltab.parse("a flash=/dev/x - - -\na disk=/dev/y - - -\n")
 
 
+# Keys that look random (from /dev/urandom, fixed here): n2lctl refuses
+# keys with a pattern.
+KEY7 = "3e9a51c70fd2846be1a05c93f7284db6190ce57a2bf3806dc4519e27a86bf01d"
+KEY8 = "a47c02e95b318fd6630ebf4821d97a5c0e83f2b6d4196ac5f70b2e8d4c13a956"
+MAKE_ONE = "make a random one with: head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n'"
+
+
 def test_keys_come_from_nswapd_style_files(tmp_path):
     psk = tmp_path / "psk"
-    psk.write_text("# identities\nother " + "00" * 32 + "\nnode7 " + "ab" * 32 + "\n")
-    assert n2ltab.read_psk(str(psk), "node7") == bytes([0xab]) * 32
+    psk.write_text(f"# identities\nother {KEY8}\nnode7 {KEY7}\n")
+    assert n2ltab.read_psk(str(psk), "node7") == bytes.fromhex(KEY7)
     with pytest.raises(n2ltab.TabError, match="no key for identity nobody"):
         n2ltab.read_psk(str(psk), "nobody")
     short = tmp_path / "short"
     short.write_text("abcd\n")
     with pytest.raises(n2ltab.TabError, match="64 hex digits"):
         n2ltab.read_key_file(str(short))
+    one = tmp_path / "pages.key"
+    one.write_text(KEY8 + "\n")
+    assert n2ltab.read_key_file(str(one)) == bytes.fromhex(KEY8)
+
+
+@pytest.mark.parametrize("key,why", [
+    ("00" * 32, "its bytes take 8 or fewer distinct values"),
+    ("ab" * 32, "its bytes take 8 or fewer distinct values"),
+    (bytes(range(32)).hex(), "the steps between neighbouring bytes take 8 or fewer distinct values"),
+    (KEY7[:32] * 2, "it repeats itself every 16 bytes or fewer"),
+])
+def test_weak_keys_are_refused_naming_the_file_line_and_a_command(tmp_path, key, why):
+    psk = tmp_path / "psk"
+    psk.write_text(f"# identities\nother {KEY8}\nnode7 {key}\n")
+    with pytest.raises(n2ltab.TabError) as e:
+        n2ltab.read_psk(str(psk), "node7")
+    assert str(e.value) == f"{psk}:3: the key is too weak ({why}): {MAKE_ONE}"
+    one = tmp_path / "pages.key"
+    one.write_text(f"\n{key}\n")
+    with pytest.raises(n2ltab.TabError) as e:
+        n2ltab.read_key_file(str(one))
+    assert str(e.value) == f"{one}:2: the key is too weak ({why}): {MAKE_ONE}"
 
 
 def test_the_generator_orders_units_after_the_network_and_media(tmp_path):

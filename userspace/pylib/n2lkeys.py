@@ -2,6 +2,11 @@
 """Logon keys for nswap2l's table features (psk:, encrypt:), through
 libkeyutils (keyutils' keyctl calls the same). A logon key's payload never
 comes back to userspace; the target copies it when its table is loaded.
+
+And the rule that refuses keys too weak to use, nswapd's (its keycheck.h
+says why it is this rule and how rarely it refuses a random key): every
+tool that reads a key from a file, or writes one, applies it.
+tests/nswapd/keycheck-vectors.txt holds both to the same answers.
 """
 import ctypes
 
@@ -37,3 +42,28 @@ def private_session():
     children alone search: keys added there end with them."""
     if _keyutils().keyctl_join_session_keyring(None) < 0:
         raise OSError(ctypes.get_errno(), "keyctl join session keyring")
+
+
+# What a refusal tells the user to run instead.
+MAKE_ONE = "head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n'"
+_MAX_VALUES = 8
+_MAX_PERIOD = 16
+
+
+def weakness(key):
+    """Why key (bytes) is too weak to use, or None: in the words of
+    nswapd's keycheck_weakness()."""
+    if len(set(key)) <= _MAX_VALUES:
+        return "its bytes take 8 or fewer distinct values"
+    if len({(b - a) & 0xff for a, b in zip(key, key[1:])}) <= _MAX_VALUES:
+        return "the steps between neighbouring bytes take 8 or fewer distinct values"
+    if any(key[:-p] == key[p:] for p in range(1, min(_MAX_PERIOD, len(key) - 1) + 1)):
+        return "it repeats itself every 16 bytes or fewer"
+    return None
+
+
+def refusal(key, where):
+    """None if key is strong enough, else the message that refuses it;
+    where is "file:line"."""
+    why = weakness(key)
+    return why and f"{where}: the key is too weak ({why}): make a random one with: {MAKE_ONE}"

@@ -24,7 +24,7 @@ got them; ``seal_of()`` makes a deterministic one for tests.
 Example::
 
     with Client.connect("127.0.0.1:7077", device=1, identity="node1",
-                        psk=bytes.fromhex("00" * 32)) as c:
+                        psk=load_psk_file("/etc/nswapd/psk")["node1"][0]) as c:
         c.put(key=0, vers=1, pages=[b"\\x01" * PAGE_SIZE])
         assert c.get(key=0, count=1, vers=1) == [b"\\x01" * PAGE_SIZE]
 """
@@ -37,6 +37,8 @@ import select
 import socket
 import struct
 import time
+
+import n2lkeys
 
 MAGIC = 0x504C324E
 VERSION = 3
@@ -374,25 +376,38 @@ class Tagger:
 
 def load_psk_file(path):
     """{identity: (key bytes, peer)} of a psk file ("<identity> <64 hex>
-    [peer]" lines, '#' comments)."""
+    [peer]" lines, '#' comments). A weak key is a ValueError, as nswapd
+    refuses it."""
     table = {}
     with open(path) as f:
-        for line in f:
+        for n, line in enumerate(f, 1):
             words = line.split()
             if not words or words[0].startswith("#"):
                 continue
-            table[words[0]] = (bytes.fromhex(words[1]), len(words) > 2 and words[2] == "peer")
+            key = bytes.fromhex(words[1])
+            _check_key(key, f"{path}:{n}")
+            table[words[0]] = (key, len(words) > 2 and words[2] == "peer")
     return table
 
 
 def write_psk_file(path, table):
-    """Writes {identity: key or (key, peer)} as a psk file, mode 600."""
+    """Writes {identity: key or (key, peer)} as a psk file, mode 600;
+    refuses a weak key (ValueError) before it writes anything."""
+    lines = []
+    for ident, v in table.items():
+        key, peer = v if isinstance(v, tuple) else (v, False)
+        _check_key(bytes(key), f"{path}:{len(lines) + 1}")
+        lines.append(f"{ident} {bytes(key).hex()}{' peer' if peer else ''}\n")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.fchmod(fd, 0o600)
     with os.fdopen(fd, "w") as f:
-        for ident, v in table.items():
-            key, peer = v if isinstance(v, tuple) else (v, False)
-            f.write(f"{ident} {bytes(key).hex()}{' peer' if peer else ''}\n")
+        f.writelines(lines)
+
+
+def _check_key(key, where):
+    weak = n2lkeys.refusal(key, where)
+    if weak:
+        raise ValueError(weak)
 
 
 # Requests, as whole untagged frames (bytes).

@@ -12,6 +12,8 @@ line, never a device made differently from what was meant.
 """
 import re
 
+import n2lkeys
+
 TAB = "/etc/nswap2ltab"
 PSK_FILE = "/etc/nswap2l/psk"
 
@@ -180,10 +182,16 @@ def read_psk(path, identity):
 def read_key_file(path):
     """A file holding one key as 64 hex digits."""
     with open(path) as f:
-        return _hex_key(f.read().strip(), path)
+        text = f.read()
+    lineno = text[:len(text) - len(text.lstrip())].count("\n") + 1
+    return _hex_key(text.strip(), f"{path}:{lineno}")
 
 
 def _hex_key(text, where):
     if not re.match(r"^[0-9A-Fa-f]{64}$", text):
         raise TabError(f"{where}: a key is 64 hex digits")
-    return bytes.fromhex(text)
+    key = bytes.fromhex(text)
+    weak = n2lkeys.refusal(key, where)
+    if weak:
+        raise TabError(weak)
+    return key

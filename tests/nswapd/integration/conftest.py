@@ -6,6 +6,7 @@ that a memory error fails the test that caused it). Every server listens on
 port 0 and the test reads the real port from its "listening on" log line.
 Servers run --insecure unless the test gives --psk-file (see psk_file()).
 """
+import hashlib
 import os
 import re
 import signal
@@ -142,8 +143,9 @@ class Server:
 
 
 def key_of(name):
-    """A test key for an identity (32 bytes)."""
-    return (name.encode() * 32)[:32]
+    """A test key for an identity: 32 bytes that look random (nswapd
+    refuses keys with a pattern), the same in every run."""
+    return hashlib.sha256(b"nswapd test key " + name.encode()).digest()
 
 
 def psk_file(tmp_path, names, peers=(), name="psk"):

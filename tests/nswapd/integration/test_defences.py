@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Defences against clients that never authenticate, flood connections,
 choose colliding keys or store too much."""
+import multiprocessing
+import selectors
 import socket
 import time
 
@@ -69,7 +71,7 @@ def test_unauthenticated_connections_keep_rss_bounded(servers, tmp_path):
     a HELLO or a header announcing a 1 MiB frame: nswapd's RSS grows by
     far less than the 1 MiB a connection each the old server buffered."""
     s = servers("--psk-file", psk_file(tmp_path, ["alice"]), "--max-conns-per-addr", 200,
-                "--auth-timeout-ms", 60000)
+                "--max-unauth-conns", 200, "--auth-timeout-ms", 60000)
     with s.client(1, **auth("alice")) as c:       # warm up
         c.put(0, 1, [page(0)])
     time.sleep(0.3)
@@ -107,7 +109,11 @@ def test_connection_caps(servers):
         c.connect(tuple(p.split_addr(s.addr)))
         others.append(c)
     assert not closed(others[0], 0.2) and not closed(others[1], 0.2)
-    assert closed(others[2])                   # the fifth: over the global cap
+    # the fifth, over the global cap: in place of the oldest not authenticated
+    assert not closed(others[2], 0.2)
+    assert closed(a[0]) and not closed(a[1], 0.2)
+    s.wait_log(r"connection 127\.0\.0\.1:\d+: not authenticated, closed for a newer one "
+               r"from 127\.0\.0\.4:\d+ \(1 closed so; max_unauth_conns 64, max_conns 4\)")
     for c in a + others + [extra]:
         c.close()
     # room again once the server has seen them go: a client gets in
@@ -135,6 +141,89 @@ def test_auth_deadline(servers, tmp_path, keys):
     s.wait_log("not authenticated in time")
     with s.client(1, **(auth("alice") if keys else {})) as c:   # in time: fine
         time.sleep(0.5)
+        assert c.status().held == 0
+
+
+def hold_half_done(addr, hosts, per_host, stop, opened):
+    """The attack on logins, in a process of its own: from each of hosts,
+    per_host connections that never log in, each opened again as soon as
+    the server closes it, until stop. opened counts the connections."""
+    sel = selectors.DefaultSelector()
+    target = tuple(p.split_addr(addr))
+    retry = []
+
+    def open_one(host):
+        s = socket.socket()
+        s.setblocking(False)
+        try:
+            s.bind((host, 0))
+            s.connect(target)
+        except BlockingIOError:
+            pass
+        except OSError:
+            s.close()
+            retry.append(host)
+            return
+        sel.register(s, selectors.EVENT_READ, host)
+        opened.value += 1
+
+    for host in hosts:
+        for _ in range(per_host):
+            open_one(host)
+    while not stop.is_set():
+        again, retry[:] = list(retry), []
+        for host in again:
+            open_one(host)
+        for key, _ in sel.select(0.05):
+            try:
+                if key.fileobj.recv(4096):
+                    continue
+            except BlockingIOError:
+                continue
+            except OSError:
+                pass
+            sel.unregister(key.fileobj)
+            key.fileobj.close()
+            open_one(key.data)
+
+
+def logs_in(s, i):
+    """One login of a new client (20 s to do it), and a request."""
+    try:
+        with s.client(1000 + i, timeout=20, **auth("alice")) as c:
+            return c.status().held == 0
+    except (p.ProtocolError, OSError):
+        return False
+
+
+def test_half_done_connections_keep_no_client_out(servers, tmp_path):
+    """The review's attack on logins: 17 addresses, each with as many
+    connections as the per-address cap allows (32) that never log in,
+    each opened again as soon as the server closes it. They filled all
+    512 connection slots, and no new client got in (0 of 27). Now those
+    not logged in have a cap of their own (max_unauth_conns, 64), a new
+    connection takes the place of the oldest, and every client logs in."""
+    hosts = [f"127.0.0.{i}" for i in range(2, 19)]
+    s = servers("--psk-file", psk_file(tmp_path, ["alice"]), "--log-level", "info")
+    stop = multiprocessing.Event()
+    opened = multiprocessing.Value("L", 0)
+    attack = multiprocessing.Process(target=hold_half_done, daemon=True,
+                                     args=(s.addr, hosts, 32, stop, opened))
+    attack.start()
+    try:
+        wait_for(lambda: opened.value >= 2 * 32 * len(hosts), 60,
+                 "the attack to hold its connections and open more")
+        logged_in = 0
+        for i in range(27):             # over an auth_timeout_ms (3 s) and more
+            logged_in += logs_in(s, i)
+            time.sleep(0.15)
+        churn = opened.value
+    finally:
+        stop.set()
+        attack.join(30)
+    print(f"{logged_in} of 27 new clients logged in; the attack opened {churn} connections")
+    assert logged_in == 27
+    with s.client(1, **auth("alice")) as c:      # and once it is over
         assert c.status().held == 0
 
 
@@ -193,3 +282,29 @@ def test_quota_gives_full(servers, tmp_path):
         with s.client(1, **auth("bob")) as b:
             assert b.info.free == 256
             assert b.put(0, 1, [page(i) for i in range(256)]) == p.ST_OK
+
+
+def test_a_peer_cannot_fill_a_clients_quota(servers, tmp_path):
+    """A peer identity (another server, moving pages here) stored 255
+    unclaimed pages under a device alice never used; they were charged
+    to alice, whose quota (256 pages) they filled: her next PUT got FULL
+    for up to an hour (client_timeout_s). They are charged to the peer
+    now, until alice claims them."""
+    s = servers("--psk-file", psk_file(tmp_path, ["alice"], peers=["srv"]),
+                "--client-quota-mb", 1, "--unclaimed-timeout-s", 3600)
+    with s.client(0, role=p.ROLE_PEER, **auth("srv")) as srv:
+        assert srv.peer_put("alice", 0x666, [(k, 1) for k in range(255)],
+                            [page("u", k) for k in range(255)]) == p.ST_OK
+        # the peer's own quota holds it back
+        assert srv.peer_put("alice", 0x667, [(0, 1), (1, 1)], [page(0), page(1)]) == p.ST_FULL
+        with s.client(1, **auth("alice")) as a:
+            assert a.info.free == 256
+            assert a.put(0, 1, [page("a", i) for i in range(16)]) == p.ST_OK
+            assert a.free_pages == 240
+        # alice claims them: now hers (over her quota), and the peer's room is back
+        with s.client(0x666, **auth("alice")) as a:
+            assert a.info.held == 255
+            assert a.retain([(k, 1) for k in range(255)]) == []
+            assert a.status().free == 0
+            assert a.get(254, 1, 1) == [page("u", 254)]
+        assert srv.peer_put("alice", 0x667, [(0, 1), (1, 1)], [page(0), page(1)]) == p.ST_OK

@@ -157,17 +157,22 @@ def test_peer_put_semantics(servers):
 
 
 def test_unclaimed_pages_expire(servers):
-    s = servers("--client-timeout-s", 1)
+    """After unclaimed_timeout_s, not client_timeout_s (an hour here):
+    they are only copies that their client did not claim."""
+    s = servers("--unclaimed-timeout-s", 1, "--client-timeout-s", 3600)
     with s.client(0x57) as owner:
         owner.put(0, 1, [page("own")])
         with s.client(77, role=p.ROLE_PEER) as peer:
             assert peer.peer_put("", 0x57, [(5, 1), (6, 1)], [page(5), page(6)]) == p.ST_OK
+            assert peer.peer_put("", 0x58, [(0, 1)], [page(0)]) == p.ST_OK
         assert owner.status().held == 3
         owner.retain([(6, 1)])                            # claimed: stays
-        s.wait_log(r"1 unclaimed pages expired")
+        s.wait_log(r"2 unclaimed pages expired", timeout=60)
         assert owner.get(5, 1, 1) is None
         assert owner.get(6, 1, 1) == [page(6)]
         assert owner.status().held == 2
+    with s.client(0x58) as other:                         # never connected
+        assert other.info.held == 0
 
 
 def test_client_reply_to_unknown_request(servers):

@@ -48,18 +48,20 @@ TEST(config_defaults_and_command_line)
 	char *a[] = { "nswapd", NULL };
 	char *b[] = { "nswapd", "--max-mb", "64", "--min-mb=8", "--peer", "10.0.0.1:7077",
 		      "--peer", "[fe80::1]:9", "--listen", "127.0.0.1:0", "--require-mlock",
-		      "--log-level", "debug", NULL };
+		      "--log-level", "debug", "--unclaimed-timeout-s", "5", NULL };
 
 	CHECK_EQ(load(&cfg, a), CONFIG_OK);
 	CHECK_EQ(cfg.nlisten, 1);
 	CHECK(!strcmp(cfg.listen[0], CFG_DEFAULT_LISTEN));
 	CHECK_EQ(cfg.interval_ms, 1000);
 	CHECK_EQ(cfg.client_timeout_s, 3600);
+	CHECK_EQ(cfg.unclaimed_timeout_s, 60);
 	CHECK_EQ(cfg.drain_timeout_s, 60);
 	CHECK(cfg.insecure && !cfg.require_mlock && !cfg.prealloc);
 	CHECK_EQ(cfg.max_conns, 512);
 	CHECK_EQ(cfg.max_conns_per_addr, 32);
-	CHECK_EQ(cfg.auth_timeout_ms, 5000);
+	CHECK_EQ(cfg.max_unauth_conns, 64);
+	CHECK_EQ(cfg.auth_timeout_ms, 3000);
 	CHECK_EQ(cfg.client_quota_mb, 0);
 	CHECK_EQ(load(&cfg, b), CONFIG_OK);
 	CHECK_EQ(cfg.max_mb, 64);
@@ -68,6 +70,7 @@ TEST(config_defaults_and_command_line)
 	CHECK(!strcmp(cfg.peers[1], "[fe80::1]:9"));
 	CHECK(cfg.require_mlock);
 	CHECK_EQ(cfg.log_level, LOG_DEBUG);
+	CHECK_EQ(cfg.unclaimed_timeout_s, 5);
 }
 
 TEST(config_bad_options)
@@ -133,7 +136,7 @@ TEST(config_auth_options)
 	char *peers[] = { "nswapd", "--psk-file", "/x", "--peer", "1.2.3.4:5", NULL };
 	char *ok[] = { "nswapd", "--psk-file", "/x", "--identity", "me", "--peer", "1.2.3.4:5",
 		       "--max-conns", "9", "--max-conns-per-addr", "3", "--auth-timeout-ms", "250",
-		       "--client-quota-mb", "7", NULL };
+		       "--client-quota-mb", "7", "--max-unauth-conns", "5", NULL };
 
 	CHECK_EQ(config_load(&cfg, 1, none, last_err, sizeof(last_err)), CONFIG_ERROR);
 	CHECK(strstr(last_err, "--insecure"));
@@ -148,6 +151,7 @@ TEST(config_auth_options)
 	CHECK(!strcmp(cfg.identity, "me") && !strcmp(cfg.psk_file, "/x") && !cfg.insecure);
 	CHECK_EQ(cfg.max_conns, 9);
 	CHECK_EQ(cfg.max_conns_per_addr, 3);
+	CHECK_EQ(cfg.max_unauth_conns, 5);
 	CHECK_EQ(cfg.auth_timeout_ms, 250);
 	CHECK_EQ(cfg.client_quota_mb, 7);
 }
@@ -166,8 +170,8 @@ static int psk_text(struct psk_table *t, const char *text, int mode, char *err, 
 
 TEST(psk_file_good)
 {
-	const char *text = "# keys\n\n  alice 000102030405060708090a0b0c0d0e0f101112131415161718191A1B1C1D1E1F\n"
-			   "srv-b\tffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff  peer # b\n";
+	const char *text = "# keys\n\n  alice 5f1e3a9c07d2b84e61a3f0c95d27e8b4139a6c0fd5827be4A06C31F98D4E27B5\n"
+			   "srv-b\tc39e05b7a2f4186d3b0e9c57f12a84d6e0b9734f28c65a1d97e3b06fc4185a2e  peer # b\n";
 	struct psk_table t;
 	char err[256], id[N2L_ID_LEN] = "alice";
 	const struct psk_entry *e;
@@ -177,16 +181,16 @@ TEST(psk_file_good)
 	/* "# b" after peer is a fourth word: refused */
 	CHECK_EQ(psk_text(&t, text, 0600, err, sizeof(err)), -1);
 	CHECK(strstr(err, ":4: "));
-	text = "# keys\n\n  alice 000102030405060708090a0b0c0d0e0f101112131415161718191A1B1C1D1E1F\n"
-	       "srv-b\tffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff  peer\n";
+	text = "# keys\n\n  alice 5f1e3a9c07d2b84e61a3f0c95d27e8b4139a6c0fd5827be4A06C31F98D4E27B5\n"
+	       "srv-b\tc39e05b7a2f4186d3b0e9c57f12a84d6e0b9734f28c65a1d97e3b06fc4185a2e  peer\n";
 	CHECK_EQ(psk_text(&t, text, 0600, err, sizeof(err)), 0);
 	CHECK_EQ(t.n, 2);
 	e = psk_find(&t, id);
-	CHECK(e && !e->peer && e->key[0] == 0 && e->key[31] == 0x1f);
+	CHECK(e && !e->peer && e->key[0] == 0x5f && e->key[31] == 0xb5);
 	memset(id, 0, sizeof(id));
 	memcpy(id, "srv-b", 5);
 	e = psk_find(&t, id);
-	CHECK(e && e->peer && e->key[5] == 0xff);
+	CHECK(e && e->peer && e->key[5] == 0xf4);
 	id[5] = 'x';
 	CHECK(!psk_find(&t, id));
 	psk_free(&t);
@@ -201,10 +205,10 @@ TEST(psk_file_errors_name_the_line)
 	static const char *const bad[][2] = {
 		{ "alice\n", ":1: expected" },
 		{ "\n# x\nalice 0011\n", ":3: the key is not 64 hex digits" },
-		{ "alice 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1g\n", ":1: the key" },
-		{ "alice 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f client\n", ":1: third word" },
-		{ "a 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\n"
-		  "a 000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\n", ":2: identity listed twice" },
+		{ "alice 5f1e3a9c07d2b84e61a3f0c95d27e8b4139a6c0fd5827be4a06c31f98d4e27bg\n", ":1: the key" },
+		{ "alice 5f1e3a9c07d2b84e61a3f0c95d27e8b4139a6c0fd5827be4a06c31f98d4e27b5 client\n", ":1: third word" },
+		{ "a 5f1e3a9c07d2b84e61a3f0c95d27e8b4139a6c0fd5827be4a06c31f98d4e27b5\n"
+		  "a 5f1e3a9c07d2b84e61a3f0c95d27e8b4139a6c0fd5827be4a06c31f98d4e27b5\n", ":2: identity listed twice" },
 	};
 	struct psk_table t;
 	char err[256];
@@ -212,7 +216,34 @@ TEST(psk_file_errors_name_the_line)
 	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		CHECK_EQ(psk_text(&t, bad[i][0], 0600, err, sizeof(err)), -1);
 		CHECK(strstr(err, bad[i][1]));
-		CHECK(!strstr(err, "0102030405"));	/* never the key */
+		CHECK(!strstr(err, "1e3a9c07d2"));	/* never the key */
+		CHECK_EQ(t.n, 0);
+	}
+}
+
+/* The file, the line, why, and the command that makes a good key; never the key. */
+TEST(psk_file_refuses_weak_keys)
+{
+	static const char *const weak[][2] = {
+		{ "0000000000000000000000000000000000000000000000000000000000000000",
+		  "(its bytes take 8 or fewer distinct values)" },
+		{ "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+		  "(the steps between neighbouring bytes take 8 or fewer distinct values)" },
+		{ "6769dd1d41f41557db7cd1670e7149426769dd1d41f41557db7cd1670e714942",
+		  "(it repeats itself every 16 bytes or fewer)" },
+	};
+	struct psk_table t;
+	char text[256], err[512];
+
+	for (unsigned int i = 0; i < sizeof(weak) / sizeof(weak[0]); i++) {
+		snprintf(text, sizeof(text),
+			 "alice 5f1e3a9c07d2b84e61a3f0c95d27e8b4139a6c0fd5827be4a06c31f98d4e27b5\n"
+			 "bob %s peer\n", weak[i][0]);
+		CHECK_EQ(psk_text(&t, text, 0600, err, sizeof(err)), -1);
+		CHECK(strstr(err, ":2: the key is too weak "));
+		CHECK(strstr(err, weak[i][1]));
+		CHECK(strstr(err, "head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n'"));
+		CHECK(!strstr(err, weak[i][0] + 8));
 		CHECK_EQ(t.n, 0);
 	}
 }

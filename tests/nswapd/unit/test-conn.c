@@ -369,19 +369,34 @@ TEST(mover_skips_disconnected_clients_and_drain)
 	rmsrv(srv);
 }
 
-static struct server *mksrv_keys(uint64_t capacity, const char *identity, uint8_t fill)
+/* Key number seed: as strong as a psk file's must be (keycheck.h). */
+static void test_key(uint8_t key[N2L_PSK_LEN], uint8_t seed)
+{
+	static const uint8_t base[N2L_PSK_LEN] = {
+		0x9d, 0x3f, 0x61, 0xa8, 0x0c, 0x57, 0xe2, 0xb4,
+		0x1f, 0x86, 0xd0, 0x3a, 0x7b, 0xc5, 0xe9, 0x12,
+		0x6e, 0x0b, 0xa4, 0xf7, 0xd8, 0x31, 0x5c, 0x90,
+		0xa2, 0xe7, 0x6b, 0x1d, 0x43, 0xf8, 0xc0, 0x5e,
+	};
+
+	/* Adding seed keeps base's distinct values and steps. */
+	for (unsigned int i = 0; i < N2L_PSK_LEN; i++)
+		key[i] = (uint8_t)(base[i] + seed);
+}
+
+static struct server *mksrv_keys(uint64_t capacity, const char *identity, uint8_t seed)
 {
 	struct server *srv = mksrv(capacity);
 
 	srv->psk.e = calloc(1, sizeof(*srv->psk.e));
 	srv->psk.n = 1;
 	memcpy(srv->psk.e[0].identity, identity, strlen(identity));
-	memset(srv->psk.e[0].key, fill, N2L_PSK_LEN);
+	test_key(srv->psk.e[0].key, seed);
 	return srv;
 }
 
 /* HELLO and AUTH as a client of srv's one identity; 0 if all went well. */
-static int handshake(struct conn *c, const char *identity, uint8_t keyfill, uint64_t device)
+static int handshake(struct conn *c, const char *identity, uint8_t keyseed, uint64_t device)
 {
 	struct n2l_hello hello = { .device = htole64(device), .flags = htole32(N2L_HELLO_AUTH) };
 	struct n2l_hello_reply hr;
@@ -391,7 +406,7 @@ static int handshake(struct conn *c, const char *identity, uint8_t keyfill, uint
 	struct frame_hdr h;
 	uint8_t *p;
 
-	memset(key, keyfill, sizeof(key));
+	test_key(key, keyseed);
 	memset(hello.nonce, 0x5a, sizeof(hello.nonce));
 	memcpy(hello.identity, identity, strlen(identity));
 	send_frame(c, N2L_OP_HELLO, 0, 1, 0, 0, 0, 0, &hello, sizeof(hello));

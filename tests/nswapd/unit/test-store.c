@@ -30,6 +30,9 @@ static uint8_t *seals(unsigned int n, int seed)
 
 static uint8_t zseal[N2L_MAX_PAGES * N2L_SEAL_LEN];
 
+/* The peer server whose PEER_PUTs the tests play. */
+static const char peer_id[N2L_ID_LEN] = "srv";
+
 static void kv(struct n2l_kv *k, uint64_t key, uint64_t vers)
 {
 	memset(k, 0, sizeof(*k));
@@ -266,7 +269,7 @@ TEST(store_peer_put_unclaimed)
 	kv(&kvs[0], 0, 9);	/* claimed: never replaced */
 	kv(&kvs[1], 1, 3);
 	kv(&kvs[2], 1, 3);	/* listed twice: counts once */
-	CHECK_EQ(store_peer_put(st, c, kvs, 3, b, sb, 100), STORE_OK);
+	CHECK_EQ(store_peer_put(st, c, peer_id, kvs, 3, b, sb, 100), STORE_OK);
 	CHECK_EQ(c->held, 2);
 	CHECK_EQ(c->unclaimed, 1);
 	CHECK_EQ(st->unclaimed, 1);
@@ -274,12 +277,12 @@ TEST(store_peer_put_unclaimed)
 	CHECK(store_get(st, c, 1, 1, 3, out, sout) && !memcmp(out, b + 2 * N2L_PAGE_SIZE, N2L_PAGE_SIZE));
 	CHECK(!memcmp(sout, sb + 2 * N2L_SEAL_LEN, N2L_SEAL_LEN));
 	/* an unclaimed page is replaced by the next PEER_PUT, and expires */
-	CHECK_EQ(store_peer_put(st, c, &kvs[1], 1, b, sb, 200), STORE_OK);
+	CHECK_EQ(store_peer_put(st, c, peer_id, &kvs[1], 1, b, sb, 200), STORE_OK);
 	CHECK_EQ(store_expire_unclaimed(st, 250, 100), 0);
 	CHECK_EQ(store_expire_unclaimed(st, 300, 100), 1);
 	CHECK_EQ(c->held, 1);
 	/* RETAIN claims */
-	CHECK_EQ(store_peer_put(st, c, &kvs[1], 1, b, sb, 400), STORE_OK);
+	CHECK_EQ(store_peer_put(st, c, peer_id, &kvs[1], 1, b, sb, 400), STORE_OK);
 	store_retain(st, c, &kvs[1], 1, bm);
 	CHECK_EQ(bm[0], 0);
 	CHECK_EQ(c->unclaimed, 0);
@@ -288,13 +291,13 @@ TEST(store_peer_put_unclaimed)
 	/* all or nothing */
 	st->capacity = 2;
 	kv(&kvs[0], 5, 1);
-	CHECK_EQ(store_peer_put(st, c, kvs, 1, b, sb, 0), STORE_FULL);
+	CHECK_EQ(store_peer_put(st, c, peer_id, kvs, 1, b, sb, 0), STORE_FULL);
 	CHECK_EQ(c->held, 2);
 	/* shrinking drops unclaimed first, oldest first */
 	st->capacity = 10;
 	kv(&kvs[0], 6, 1);
 	kv(&kvs[1], 7, 1);
-	CHECK_EQ(store_peer_put(st, c, kvs, 2, b, sb, 0), STORE_OK);
+	CHECK_EQ(store_peer_put(st, c, peer_id, kvs, 2, b, sb, 0), STORE_OK);
 	CHECK_EQ(store_drop_unclaimed(st, 1), 1);
 	CHECK(!store_find(st, c, 6, 1) && store_find(st, c, 7, 1));
 	CHECK_EQ(store_drop_unclaimed(st, 5), 1);
@@ -316,7 +319,7 @@ TEST(store_reconciliation_generations)
 
 	put(st, c, 0, 8, 1, a);			/* keys 0..7 */
 	kv(&kvs[0], 50, 1);
-	store_peer_put(st, c, kvs, 1, a, zseal, 0);
+	store_peer_put(st, c, peer_id, kvs, 1, a, zseal, 0);
 	store_retain_begin(st, c, 7);
 	kv(&kvs[0], 0, 1);
 	kv(&kvs[1], 1, 1);
@@ -373,6 +376,62 @@ TEST(store_areas_by_identity_and_quota)
 	CHECK_EQ(st->nareas, 2);
 	free(pg);
 	free(out);
+	rm(st);
+}
+
+static unsigned int nidents(const struct store *st)
+{
+	unsigned int n = 0;
+
+	for (const struct ident *id = st->idents; id; id = id->next)
+		n++;
+	return n;
+}
+
+/* A peer pays for its unclaimed pages until their client claims them. */
+TEST(store_unclaimed_pages_charged_to_their_peer)
+{
+	static const char peer2[N2L_ID_LEN] = "srv2";
+	struct store *st = mk(1000);
+	struct area *a1 = area_of(st, "alice", 1), *a2 = area_of(st, "alice", 2);
+	uint8_t *pg = pages(10, 1), bm[2];
+	struct n2l_kv kvs[10];
+	struct entry *e;
+
+	st->quota = 10;
+	for (int i = 0; i < 10; i++)
+		kv(&kvs[i], i, 1);
+	CHECK_EQ(store_peer_put(st, a2, peer_id, kvs, 9, pg, zseal, 0), STORE_OK);
+	CHECK_EQ(a2->held, 9);
+	CHECK_EQ(a2->ident->held, 0);
+	CHECK_EQ(store_area_free(st, a1), 10);
+	CHECK_EQ(nidents(st), 2);
+	/* the peer's quota, not alice's */
+	CHECK_EQ(store_peer_put(st, a1, peer_id, kvs, 2, pg, zseal, 0), STORE_FULL);
+	CHECK_EQ(store_peer_put(st, a1, peer_id, kvs, 1, pg, zseal, 0), STORE_OK);
+	CHECK_EQ(put(st, a1, 100, 10, 1, pg), STORE_OK);
+	CHECK_EQ(store_area_free(st, a1), 0);
+	/* claimed: alice's now, over her quota; the peer has room again */
+	store_retain(st, a2, kvs, 3, bm);
+	CHECK_EQ(bm[0], 0);
+	CHECK_EQ(a1->ident->held, 13);
+	e = store_find(st, a2, 0, 1);
+	CHECK(e && e->claimed && e->payer == a2->ident);
+	e = store_find(st, a2, 3, 1);
+	CHECK(e && !e->claimed && e->payer != a2->ident && e->payer->held == 7);
+	CHECK_EQ(put(st, a1, 200, 1, 1, pg), STORE_FULL);
+	CHECK_EQ(store_peer_put(st, a1, peer_id, &kvs[5], 3, pg, zseal, 0), STORE_OK);
+	/* sent again by another peer: that one pays */
+	CHECK_EQ(store_peer_put(st, a2, peer2, &kvs[3], 1, pg, zseal, 5), STORE_OK);
+	CHECK(e->payer->held == 1 && store_find(st, a1, 0, 1)->payer->held == 9);
+	CHECK_EQ(nidents(st), 3);
+	/* expired or dropped: a peer with nothing charged is forgotten */
+	CHECK_EQ(store_expire_unclaimed(st, 10, 1), 10);
+	CHECK_EQ(a1->held, 10);
+	CHECK_EQ(a2->held, 3);
+	CHECK_EQ(nidents(st), 1);
+	CHECK_EQ(a1->ident->held, 13);
+	free(pg);
 	rm(st);
 }
 
