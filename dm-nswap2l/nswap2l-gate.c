@@ -60,8 +60,8 @@ void __n2l_free_blocks(struct n2l_store *s, enum n2l_medium m, n2l_blk_t blk,
 	__gate_flip(s);
 }
 
-/* Whether blocks are in quarantine, so that room will appear shortly. */
-bool __n2l_free_pending(struct n2l_store *s)
+/* Whether blocks wait for I/O to drain. */
+static bool __gate_pending(struct n2l_store *s)
 {
 	enum n2l_medium m;
 
@@ -72,7 +72,16 @@ bool __n2l_free_pending(struct n2l_store *s)
 		if (runalloc_quarantined(&s->media[m].alloc, 0) ||
 		    runalloc_quarantined(&s->media[m].alloc, 1))
 			return true;
-	return __n2l_meta_holds(s);
+	return false;
+}
+
+/*
+ * Whether blocks are in quarantine, so that room will appear shortly:
+ * once I/O drains, or once a commit no longer names them.
+ */
+bool __n2l_free_pending(struct n2l_store *s)
+{
+	return __gate_pending(s) || __n2l_meta_holds(s);
 }
 
 /*----------------------------------------------------------------*/
@@ -192,7 +201,7 @@ void n2l_gate_release(struct n2l_store *s)
 				__release_medium(s, &s->media[m], old);
 		g->releasing = false;
 		g->draining = false;
-		if (__n2l_free_pending(s))
+		if (__gate_pending(s))
 			__gate_flip(s);
 	}
 	spin_unlock_irq(&s->lock);

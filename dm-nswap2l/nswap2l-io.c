@@ -487,7 +487,7 @@ int n2l_map(struct dm_target *ti, struct bio *bio)
 	struct n2l_io *io = dm_per_bio_data(bio, sizeof(*io));
 
 	io->kind = N2L_IO_NONE;
-	io->held = false;
+	io->fua = false;
 	io->start_ns = ktime_get_ns();
 	io->since = 0;
 	io->give_up = 0;
@@ -512,6 +512,7 @@ int n2l_map(struct dm_target *ti, struct bio *bio)
 	case REQ_OP_READ:
 		return map_read(s, bio, io);
 	case REQ_OP_WRITE:
+		io->fua = bio->bi_opf & REQ_FUA;
 		return map_write(s, bio, io);
 	case REQ_OP_DISCARD:
 		defer_bio(s, bio);

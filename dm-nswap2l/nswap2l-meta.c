@@ -310,17 +310,16 @@ int n2l_meta_flush(struct n2l_store *s, struct bio *bio)
 
 /*
  * From end_io, once a write landed and the map names it: a FUA write is
- * held until a commit, then completed again (end_io finds it held and
- * lets it go), as dm-raid1 completes the bios it takes back.
+ * held until a commit, then completed again (end_io finds it no longer
+ * FUA and lets it go), as dm-raid1 completes the bios it takes back.
  */
 bool n2l_meta_hold(struct n2l_store *s, struct bio *bio, struct n2l_io *io,
 		   blk_status_t error)
 {
-	if (!s->meta || io->held || error || bio_op(bio) != REQ_OP_WRITE ||
-	    !(bio->bi_opf & REQ_FUA))
+	if (!s->meta || !io->fua || error)
 		return false;
 	io->kind = N2L_IO_NONE;
-	io->held = true;
+	io->fua = false;
 	queue_waiter(s->meta, bio);
 	return true;
 }

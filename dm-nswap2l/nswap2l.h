@@ -308,7 +308,11 @@ struct n2l_io {
 	u8 medium;
 	u8 gen;
 	u8 group;		/* Network RAM: the group written or read */
-	bool held;		/* a FUA write held for a commit, and let go */
+	/*
+	 * A FUA write not yet held for a commit: noted at map time, since the
+	 * block layer clears REQ_FUA on the way to a medium without it.
+	 */
+	bool fua;
 	n2l_slot_t slot;	/* first slot */
 	u32 nr;			/* slots */
 	n2l_blk_t blk;		/* first block, on a block medium */
