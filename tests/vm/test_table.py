@@ -26,8 +26,10 @@ MALFORMED = [
     ("F D 8", "Invalid number of feature arguments"),
     ("F D 8 x 0 netram-first 0 none 0", "Invalid number of feature arguments"),
     ("F D 8 99999999999 0 netram-first 0 none 0", "Invalid number of feature arguments"),
-    ("F D 8 5 no_discard_passdown replicas:2 psk:a encrypt:a:b x 0 netram-first 0 none 0",
-     "Too many feature arguments"),
+    ("F D 8 6 no_discard_passdown replicas:2 psk:a encrypt:a:b metadata:M x 0 netram-first 0 "
+     "none 0", "Too many feature arguments"),
+    ("F D 8 1 metadata:/dev/no-such-dev 0 netram-first 0 none 0",
+     "Cannot open the metadata device"),
     ("F D 8 2 no_discard_passdown no_discard_passdown 0 netram-first 0 none 0",
      "Duplicate feature"),
     ("F D 8 2 replicas:2 REPLICAS:3 0 netram-first 0 none 0", "Duplicate feature"),
