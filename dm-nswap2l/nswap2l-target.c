@@ -201,6 +201,7 @@ static void status_ima(struct dm_target *ti, char *result, unsigned int maxlen)
 	       N2L_SLOT_SECTORS, t->discard_passdown ? 'y' : 'n', t->nr_servers);
 	DMEMIT(",replicas=%u,authenticated=%c,encrypted=%c", t->replicas,
 	       t->identity[0] ? 'y' : 'n', t->key_desc[0] ? 'y' : 'n');
+	DMEMIT(",metadata=%s", dev_name_or_dash(t->meta));
 	DMEMIT(",placement=%s,prefetch=%s;", placement, prefetch);
 }
 

@@ -152,9 +152,9 @@ def test_ima_status_names_target_media_and_policies(lab):
     lab.device("n2l-ima", table_line(SECTORS, f.path, d.path))
     fmaj, fmin = os.major(os.stat(f.path).st_rdev), os.minor(os.stat(f.path).st_rdev)
     dmaj, dmin = os.major(os.stat(d.path).st_rdev), os.minor(os.stat(d.path).st_rdev)
-    want = (f"target_name=nswap2l,target_version=2.0.0,flash={fmaj}:{fmin},"
+    want = (f"target_name=nswap2l,target_version=2.1.0,flash={fmaj}:{fmin},"
             f"disk={dmaj}:{dmin},slot_sectors=8,discard_passdown=y,servers=0,"
-            f"replicas=1,authenticated=n,encrypted=n,"
+            f"replicas=1,authenticated=n,encrypted=n,metadata=-,"
             f"placement=netram-first,prefetch=none;")
     assert any(want in rec for rec in ima_table_loads()), want
 
