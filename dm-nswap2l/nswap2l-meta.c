@@ -186,13 +186,16 @@ static int flush_media(struct n2l_store *s)
 	return 0;
 }
 
-static bool __held_blocks(struct n2l_store *s, unsigned int q)
+/* Whether freed blocks wait in either quarantine for a commit. */
+static bool __held_blocks(struct n2l_store *s)
 {
 	enum n2l_medium m;
+	unsigned int q;
 
 	for_each_medium(m)
-		if (runalloc_quarantined(&s->media[m].alloc, RUNALLOC_META_Q + q))
-			return true;
+		for (q = RUNALLOC_META_Q; q < RUNALLOC_QUARANTINES; q++)
+			if (runalloc_quarantined(&s->media[m].alloc, q))
+				return true;
 	return false;
 }
 
@@ -204,7 +207,7 @@ static bool need_commit(struct n2l_meta *mt)
 
 	spin_lock_irq(&s->lock);
 	need = find_first_bit(s->map.dirty[mt->gen & 1], mt->map_blocks) <
-	       mt->map_blocks || __held_blocks(s, 0) || __held_blocks(s, 1);
+	       mt->map_blocks || __held_blocks(s);
 	spin_unlock_irq(&s->lock);
 	return need;
 }
@@ -238,16 +241,19 @@ static int commit(struct n2l_meta *mt, u32 flags)
 	return 0;
 }
 
-/* Flush the data devices and commit if anything changed; -EIO if failed. */
-static int sync_meta(struct n2l_meta *mt, bool always)
+/*
+ * Flush the data devices and commit if anything changed, or whatever did
+ * if @flags are to be written (the clean close); -EIO once failed.
+ */
+static int sync_meta(struct n2l_meta *mt, u32 flags)
 {
 	struct n2l_store *s = mt->store;
 	int r;
 
 	mutex_lock(&mt->lock);
 	r = READ_ONCE(mt->failed) ? -EIO : flush_media(s);
-	if (!r && (always || need_commit(mt)))
-		r = commit(mt, 0);
+	if (!r && (flags || need_commit(mt)))
+		r = commit(mt, flags);
 	if (r && !mt->failed) {
 		DMERR("%s: metadata commit failed (%d): writes fail from now on",
 		      dm_device_name(s->md), r);
@@ -273,7 +279,7 @@ static void meta_work(struct work_struct *w)
 	bio_list_init(&mt->waiters);
 	spin_unlock_irq(&s->lock);
 
-	if (sync_meta(mt, false))
+	if (sync_meta(mt, 0))
 		st = BLK_STS_IOERR;
 	while ((bio = bio_list_pop(&done))) {
 		bio->bi_status = st;
@@ -343,7 +349,7 @@ bool __n2l_meta_holds(struct n2l_store *s)
 	struct n2l_meta *mt = s->meta;
 
 	lockdep_assert_held(&s->lock);
-	if (!mt || !(__held_blocks(s, 0) || __held_blocks(s, 1)))
+	if (!mt || !__held_blocks(s))
 		return false;
 	if (!mt->closing)
 		mod_delayed_work(mt->wq, &mt->work, 0);
@@ -354,7 +360,7 @@ bool __n2l_meta_holds(struct n2l_store *s)
 void n2l_meta_suspend(struct n2l_store *s)
 {
 	if (s->meta)
-		sync_meta(s->meta, false);
+		sync_meta(s->meta, 0);
 }
 
 struct block_device *n2l_meta_bdev(struct n2l_store *s)
@@ -686,11 +692,7 @@ void n2l_meta_close(struct n2l_store *s)
 	mt->closing = true;
 	spin_unlock_irq(&s->lock);
 	cancel_delayed_work_sync(&mt->work);
-	mutex_lock(&mt->lock);
-	if (!mt->failed && !flush_media(s) && commit(mt, N2L_META_CLEAN))
-		DMERR("%s: metadata: the closing commit failed",
-		      dm_device_name(s->md));
-	mutex_unlock(&mt->lock);
+	sync_meta(mt, N2L_META_CLEAN);
 	spin_lock_irq(&s->lock);
 	s->meta = NULL;
 	spin_unlock_irq(&s->lock);

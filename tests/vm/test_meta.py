@@ -190,6 +190,28 @@ def set_flakey(names, sectors, media, cut):
         sh(f"dmsetup resume {n}")
 
 
+def cut_device(lab, name, mb_flash, mb_dev, mb_disk=0):
+    """A device with metadata over Flash (and disk, given mb_disk), each
+    behind dm-flakey; returns (device, power_cycle), where
+    power_cycle(after_cut) drops every write from now on, calls after_cut
+    (an umount, say), removes the device, restores the media and loads the
+    device again from what they hold."""
+    media = [lab.flash(mb_flash)] + ([lab.disk(mb_disk)] if mb_disk else []) + [lab.nullb(4)]
+    names = [f"{name}-{k}" for k in ("fdm" if mb_disk else "fm")]
+    paths, sectors = zip(*(flakey(lab, n, x) for n, x in zip(names, media)))
+    table = meta_table(mb_dev, paths[0], paths[1] if mb_disk else "-", paths[-1])
+    dev = lab.device(name, table)
+
+    def power_cycle(after_cut=None):
+        set_flakey(names, sectors, media, cut=True)
+        if after_cut:
+            after_cut()
+        lab.devices[-1].remove()        # its closing commit is lost too
+        set_flakey(names, sectors, media, cut=False)
+        return lab.device(name, table)
+    return dev, power_cycle
+
+
 WRITER = """
 import os, sys, hashlib
 d, log = sys.argv[1], sys.argv[2]
@@ -216,11 +238,7 @@ def fsynced(log):
 
 @pytest.mark.parametrize("cut_after", [5, 30, 90])
 def test_a_power_cut_keeps_every_fsynced_file_and_fsck_is_clean(lab, cut_after):
-    f, d, m = lab.flash(32), lab.disk(32), lab.nullb(4)
-    names = ["n2l-cut-f", "n2l-cut-d", "n2l-cut-m"]
-    paths, sectors = zip(*(flakey(lab, n, x) for n, x in zip(names, (f, d, m))))
-    table = meta_table(48, paths[0], paths[1], paths[2])
-    dev = lab.device("n2l-cut", table)
+    dev, power_cycle = cut_device(lab, "n2l-cut", 32, 48, mb_disk=32)
     mnt = os.path.join(TMP, "cut")
     os.makedirs(mnt, exist_ok=True)
     sh(f"mkfs.ext4 -q -E nodiscard {dev.path}")
@@ -235,14 +253,13 @@ def test_a_power_cut_keeps_every_fsynced_file_and_fsck_is_clean(lab, cut_after):
     n2l.wait_for(lambda: len(fsynced(log)) >= cut_after, timeout=600,
                  what=f"{cut_after} files fsynced")
     durable = fsynced(log)
-    set_flakey(names, sectors, (f, d, m), cut=True)
-    time.sleep(1)                       # writes go on, and are lost
-    writer.proc.kill()
-    writer.finished(60)
-    sh(f"umount {mnt}")
-    dev.remove()                        # its closing commit is lost too
-    set_flakey(names, sectors, (f, d, m), cut=False)
-    dev = lab.device("n2l-cut", table)
+
+    def stop_writing():
+        time.sleep(1)                   # writes go on, and are lost
+        writer.proc.kill()
+        writer.finished(60)
+        sh(f"umount {mnt}")
+    dev = power_cycle(stop_writing)
     sh(f"mount {dev.path} {mnt}")       # replays the journal
     try:
         for line in durable:
@@ -268,27 +285,6 @@ def no_periodic_commit():
     yield
     with open(PERIOD, "w") as f:
         f.write(before)
-
-
-def cut_device(lab, name, mb_flash, mb_dev):
-    """A Flash-only device with metadata, both behind dm-flakey; returns
-    (device, power_cycle), where power_cycle(after_cut) drops every write
-    from now on, calls after_cut (an umount, say), removes the device,
-    restores the media and loads the device again from what they hold."""
-    f, m = lab.flash(mb_flash), lab.nullb(4)
-    names = [f"{name}-f", f"{name}-m"]
-    paths, sectors = zip(*(flakey(lab, n, x) for n, x in zip(names, (f, m))))
-    table = meta_table(mb_dev, paths[0], "-", paths[1])
-    dev = lab.device(name, table)
-
-    def power_cycle(after_cut=None):
-        set_flakey(names, sectors, (f, m), cut=True)
-        if after_cut:
-            after_cut()
-        lab.devices[-1].remove()
-        set_flakey(names, sectors, (f, m), cut=False)
-        return lab.device(name, table)
-    return dev, power_cycle
 
 
 def test_a_block_freed_is_not_reused_until_a_commit_stops_naming_it(lab, no_periodic_commit):
