@@ -32,7 +32,9 @@
  * stalls and never holds the device's queues for long. Nothing is locked
  * across I/O, so a swap-out never waits for a migration.
  */
+#include <linux/kernel_stat.h>
 #include <linux/sched/mm.h>
+#include <linux/tick.h>
 #include <linux/wait.h>
 
 #include "n2l-policies.h"
@@ -360,6 +362,36 @@ static u64 since(u64 now, u64 *last)
 	return d;
 }
 
+/*
+ * Time the online CPUs spent idle or waiting on I/O since boot, in ns, as
+ * /proc/stat counts it: by nohz's clocks, or by the tick without them.
+ */
+static u64 cpus_idle_ns(void)
+{
+	u64 sum = 0, idle, iowait;
+	int cpu;
+
+	for_each_online_cpu(cpu) {
+		idle = get_cpu_idle_time_us(cpu, NULL);
+		iowait = get_cpu_iowait_time_us(cpu, NULL);
+		if (idle == -1ULL || iowait == -1ULL)
+			sum += kcpustat_cpu(cpu).cpustat[CPUTIME_IDLE] +
+			       kcpustat_cpu(cpu).cpustat[CPUTIME_IOWAIT];
+		else
+			sum += (idle + iowait) * NSEC_PER_USEC;
+	}
+	return sum;
+}
+
+/* Per mille of the CPUs' time idle or waiting on I/O since the last run. */
+static u32 cpus_idle_pm(struct n2l_mig_seen *seen)
+{
+	u64 idle = since(cpus_idle_ns(), &seen->idle_ns);
+	u64 clock = since(ktime_get_ns(), &seen->clock_ns) * num_online_cpus();
+
+	return clock ? min_t(u64, div64_u64(idle * 1000, clock), 1000) : 0;
+}
+
 /* What a policy's plan() sees: the engine's measures since its last run. */
 static void mig_view(struct n2l_store *s, u64 swapouts, struct n2l_pf_view *v)
 {
@@ -382,6 +414,7 @@ static void mig_view(struct n2l_store *s, u64 swapouts, struct n2l_pf_view *v)
 				      &seen->read_us[m]);
 		v->reads_inflight[m] = atomic_read(&st->reads_inflight);
 	}
+	v->cpu_idle_pm = cpus_idle_pm(seen);
 	v->slots = n2l_nr_slots(s);
 	spin_lock_irq(&s->lock);
 	__n2l_media_free(s, v->free, 0);

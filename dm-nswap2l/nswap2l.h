@@ -162,6 +162,7 @@ struct n2l_mig {
 	struct n2l_mig_seen {
 		u64 prefetched, prefetch_reads;
 		u64 reads[N2L_NR_MEDIA], read_us[N2L_NR_MEDIA];
+		u64 idle_ns, clock_ns;
 	} seen;
 };
 

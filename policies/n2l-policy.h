@@ -117,6 +117,7 @@ struct n2l_pf_view {
 	u64 reads[N2L_NR_MEDIA];	/* foreground reads completed since then */
 	u64 read_us[N2L_NR_MEDIA];	/* their latencies, summed */
 	u32 reads_inflight[N2L_NR_MEDIA];	/* foreground reads now */
+	u32 cpu_idle_pm;		/* of CPU time idle or in iowait */
 };
 
 struct n2l_prefetch_type {

@@ -37,6 +37,14 @@
  *    workload's phase. Slots moved for room count too: a read of Flash
  *    instead of Network RAM saves the same, whatever moved the slot.
  *
+ *    A read's saved latency shortens the run only while the CPUs would
+ *    otherwise have waited for it: with them busy, a read waits while
+ *    other work runs, and a move only adds work (a Network RAM read, a
+ *    Flash write). So what a read saves is weighed by the share of CPU
+ *    time spent idle or waiting on I/O in the interval, and under
+ *    AUTO_IDLE per mille of it auto neither probes nor moves for speed:
+ *    a moved slot would have to be read over 1000 / AUTO_IDLE times.
+ *
  * Otherwise nothing moves: with Network RAM holding all the swap and
  * faster than Flash, auto is no prefetching at all. It never plans more
  * than half the free Flash. The same code runs in n2l-sim, which has no
@@ -52,6 +60,7 @@
 #define AUTO_PROBE_QD	4	/* Network RAM reads in flight worth a probe */
 #define AUTO_PROBE	64	/* slots of a probe */
 #define AUTO_REPROBE	64	/* activations held back before a new probe */
+#define AUTO_IDLE	100	/* per mille of CPU time idle worth moving for */
 
 struct auto_policy {
 	struct age_policy age;
@@ -134,13 +143,15 @@ static void count_moved_reads(struct auto_policy *a, const struct n2l_pf_view *v
 }
 
 /*
- * Whether the reads a moved slot gets, each saving @net - @flash us, pay
- * for its move, a read of each medium at least: moved_reads / moved
- * times the saving above the cost.
+ * Whether the reads a moved slot gets, each saving @net - @flash us of
+ * which the CPUs' idle share @idle_pm shortens the run, pay for its move,
+ * a read of each medium at least.
  */
-static bool moving_pays(const struct auto_policy *a, u64 net, u64 flash)
+static bool moving_pays(const struct auto_policy *a, u64 net, u64 flash,
+			u32 idle_pm)
 {
-	return a->moved_reads * (net - flash) > a->moved * (net + flash);
+	return a->moved_reads * (net - flash) * idle_pm >
+	       a->moved * (net + flash) * 1000;
 }
 
 /* Slots to move, newest first, to spread reads over the faster medium. */
@@ -150,6 +161,8 @@ static u64 plan_speed(struct auto_policy *a, const struct n2l_pf_view *v)
 	u32 qnet = v->reads_inflight[N2L_NETRAM];
 	u64 probe = min_t(u64, AUTO_PROBE, v->knob_amount);
 
+	if (v->cpu_idle_pm < AUTO_IDLE)
+		return 0;
 	if (!flash)
 		return qnet >= AUTO_PROBE_QD ? probe : 0;
 	if (!net || !slower(net, flash) ||
@@ -161,7 +174,7 @@ static u64 plan_speed(struct auto_policy *a, const struct n2l_pf_view *v)
 		a->held_back = 0;
 		return probe;
 	}
-	if (!moving_pays(a, net, flash))
+	if (!moving_pays(a, net, flash, v->cpu_idle_pm))
 		return 0;
 	a->held_back = 0;
 	return v->knob_amount;

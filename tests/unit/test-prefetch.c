@@ -139,13 +139,17 @@ TEST(prefetch_none_never_selects)
 /*----------------------------------------------------------------*/
 /* auto: its plan from hand-made measures, and the ends it selects from. */
 
-/* A device of 1000 slots, 500 on Network RAM with 10 free, plenty of Flash. */
+/*
+ * A device of 1000 slots, 500 on Network RAM with 10 free, plenty of
+ * Flash; the CPUs idle, waiting on its reads.
+ */
 static struct n2l_pf_view auto_view(void)
 {
 	struct n2l_pf_view v = {
 		.swapouts = 100, .knob_amount = 10, .slots = 1000,
 		.held = { [N2L_NETRAM] = 500 },
 		.free = { [N2L_NETRAM] = 10, [N2L_FLASH] = 5000 },
+		.cpu_idle_pm = 1000,
 	};
 
 	return v;
@@ -268,6 +272,37 @@ TEST(prefetch_auto_moves_for_speed_only_while_the_moved_slots_reads_pay_for_it)
 	CHECK_EQ(p->type->plan(p, &v), 0);	/* 126 of 64: 1.97, not 5 */
 	v.prefetch_reads = 200;
 	CHECK_EQ(p->type->plan(p, &v), 1000);	/* 326 of 64: 5.1 */
+	p->type->destroy(p);
+}
+
+/*
+ * A read's saved latency shortens the run only while the CPUs would
+ * otherwise have waited for it: with them busy, a read waits while other
+ * work runs, and a move only adds work. auto weighs what a read saves by
+ * the share of CPU time spent idle or waiting on I/O.
+ */
+TEST(prefetch_auto_weighs_what_a_read_saves_by_the_cpus_idle_time)
+{
+	struct n2l_prefetch *p = auto_with_slots();
+	struct n2l_pf_view v = auto_view();
+
+	v.free[N2L_NETRAM] = 900;	/* no room to make */
+	v.knob_amount = 1000;
+	auto_reads(&v, 2000, 200, 8, 1);
+	v.cpu_idle_pm = 50;		/* busy 95%: not even a probe */
+	CHECK_EQ(p->type->plan(p, &v), 0);
+	v.cpu_idle_pm = 1000;
+	CHECK_EQ(p->type->plan(p, &v), 64);
+	v.prefetched = 64;
+	v.prefetch_reads = 200;	/* 3.1 reads a slot, 5625 us saved in all */
+	v.cpu_idle_pm = 300;	/* of which 1687 shorten the run: not 2200 */
+	CHECK_EQ(p->type->plan(p, &v), 0);
+	v.prefetched = 0;
+	v.prefetch_reads = 0;
+	v.cpu_idle_pm = 500;	/* 2812 do */
+	CHECK_EQ(p->type->plan(p, &v), 1000);
+	v.cpu_idle_pm = 90;	/* what it measured, but the CPUs are busy */
+	CHECK_EQ(p->type->plan(p, &v), 0);
 	p->type->destroy(p);
 }
 

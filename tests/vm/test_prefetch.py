@@ -3,6 +3,7 @@ policy, under fio verify, swap, policy switches and overwrite/discard/read
 races on slots being moved; exact counters; tracepoints; knobs."""
 import json
 import os
+import subprocess
 import threading
 import time
 
@@ -205,6 +206,54 @@ def test_auto_makes_room_oldest_first_and_otherwise_moves_nothing(lab):
     for mb in range(8):
         assert n2l.check_pattern(tight.path, mb * MB, MB, 60 + mb) == 0
     consistent(tight)
+
+
+def reads_and_writes(dev, seconds):
+    """Random reads at depth 16 with some writes among them, so that the
+    engine runs (it runs only after swap-outs) while reads queue."""
+    return subprocess.Popen(
+        ["fio", "--name=mix", f"--filename={dev.path}", "--rw=randrw",
+         "--rwmixread=90", "--bs=4k", "--size=8M", "--direct=1",
+         "--ioengine=libaio", "--iodepth=16", "--time_based",
+         f"--runtime={seconds}", "--output=/dev/null"])
+
+
+def cpu_hogs():
+    """A busy loop on every CPU, at the workload's priority."""
+    return [subprocess.Popen(["sh", "-c", "while :; do :; done"])
+            for _ in range(os.cpu_count())]
+
+
+def test_auto_moves_for_speed_only_while_the_cpus_wait_on_reads(lab):
+    """auto moves slots for speed (a probe first) when Network RAM's reads
+    queue and Flash is idle, but a read's saved latency shortens a run
+    only while the CPUs would have waited for it: with every CPU busy, it
+    moves nothing for speed, whatever the queues say."""
+    srv = lab.server("nswapd", ["--min-mb", "64", "--max-mb", "64",
+                                "--reserve-mb", "0"], delay_us=1000)
+    f = lab.flash(16)
+    dev = lab.device("n2l-auto-speed", table_line(
+        16 << 11, f.path, servers=[srv.name], prefetch="auto",
+        prefetch_args=["interval_ms", "50", "amount_mode", "fixed", "amount", "1000"]))
+    n2l.wait_for(lambda: dev.servers_up(1), what="server up")
+    n2l.write_pattern(dev.path, 0, 8 * MB, 7)
+    hogs = cpu_hogs()
+    try:
+        fio = reads_and_writes(dev, 6)
+        time.sleep(2)   # the first run after the hogs began may see idle time before
+        before = dev.status()["prefetch_target"]
+        fio.wait()
+        busy = dev.status()["prefetch_target"] - before
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+    assert busy == 0, f"auto asked for {busy} slots with every CPU busy"
+    fio = reads_and_writes(dev, 4)
+    fio.wait()
+    st = dev.status()
+    assert st["prefetch_target"] >= 64 and st["prefetched"] > 0, st
+    consistent(dev)
 
 
 def prefetched_device(lab, name, slots):

@@ -144,8 +144,8 @@ static void mig_round(struct sim_model *m, u64 target)
 /*
  * mig_plan(): a policy's plan() sees what the model knows, free room,
  * swap-outs and the first reads of prefetched slots (the model counts no
- * later ones), and no latency or queue: the kernel's engine measures
- * those, the model has none.
+ * later ones), and no latency, queue or CPU time: the kernel's engine
+ * measures those, the model has none.
  */
 static u64 mig_plan(struct sim_model *m, u64 swapouts)
 {
