@@ -16,6 +16,7 @@ GOOD = """\
 # name  media                          servers                       policies                     options
 swap0   flash=/dev/vdb,disk=/dev/vdc   10.0.0.2:7070,[fd00::2]:7070  netram-first,lrs:percent=25  size=8G,swap,pri=10,discard,psk=node7
 scratch disk=/dev/disk/by-id/x-y       -                             -                            -   # trailing comment
+fs      flash=/dev/vdd                 -                             -                            metadata=/dev/vde
 """
 
 
@@ -30,6 +31,9 @@ def test_a_good_tab_parses_into_what_the_table_line_needs():
     d = tab["scratch"]
     assert d.media == {"disk": "/dev/disk/by-id/x-y"} and not d.servers and not d.swap
     assert d.placement == ("netram-first", []) and d.prefetch == ("none", [])
+    assert "metadata" not in d.options and d.devices == ["/dev/disk/by-id/x-y"]
+    f = tab["fs"]
+    assert f.options["metadata"] == "/dev/vde" and f.devices == ["/dev/vdd", "/dev/vde"]
 
 
 @pytest.mark.parametrize("line,why", [
@@ -48,6 +52,9 @@ def test_a_good_tab_parses_into_what_the_table_line_needs():
     ("a flash=/dev/x - - pri=high,swap", "pri=high is not a number"),
     ("a flash=/dev/x - - pri=3", "pri= without swap"),
     ("a flash=/dev/x - - size", "unknown option 'size'"),
+    ("a flash=/dev/x - - metadata=vde", "metadata=vde is not a path"),
+    ("a flash=/dev/x - - metadata", "unknown option 'metadata'"),
+    ("a flash=/dev/x - - metadata=/dev/x", "metadata device is one of its media"),
 ])
 def test_a_bad_line_is_refused_naming_the_file_line_and_fault(line, why):
     with pytest.raises(n2ltab.TabError) as e:
@@ -114,10 +121,13 @@ def test_the_generator_orders_units_after_the_network_and_media(tmp_path):
     assert "BindsTo=nswap2l@swap0.service" in swap and "After=nswap2l@swap0.service" in swap
     assert "Priority=10" in swap and "Options=discard" in swap
     wants = sorted(os.listdir(tmp_path / "remote-fs.target.wants"))
-    assert wants == ["dev-mapper-swap0.swap", "nswap2l@scratch.service"]
+    assert wants == ["dev-mapper-swap0.swap", "nswap2l@fs.service", "nswap2l@scratch.service"]
     assert not (tmp_path / "dev-mapper-scratch.swap").exists()
     escaped = (tmp_path / "nswap2l@scratch.service").read_text()
     assert "BindsTo=dev-disk-by\\x2did-x\\x2dy.device" in escaped
+    # the metadata device is waited for as the media are
+    fs = (tmp_path / "nswap2l@fs.service").read_text()
+    assert "BindsTo=dev-vdd.device dev-vde.device" in fs and "After=dev-vdd.device dev-vde.device" in fs
 
 
 def test_swap_goes_on_with_discards_whether_the_tab_says_so_or_not(tmp_path):

@@ -22,7 +22,7 @@ NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
 SERVER_RE = re.compile(r"^(\d{1,3}(\.\d{1,3}){3}|\[[0-9A-Fa-f:.]+\]):\d{1,5}$")
 MEDIA = ("flash", "disk")
 FLAGS = ("swap", "discard", "no-discard-passdown")
-VALUED = ("size", "pri", "replicas", "psk", "psk-file", "encrypt-key")
+VALUED = ("size", "pri", "replicas", "psk", "psk-file", "encrypt-key", "metadata")
 
 
 class TabError(Exception):
@@ -52,6 +52,12 @@ class Entry:
     @property
     def device(self):
         return f"/dev/mapper/{self.name}"
+
+    @property
+    def devices(self):
+        """The block devices it is made of: media, then metadata."""
+        meta = [self.options["metadata"]] if "metadata" in self.options else []
+        return [*self.media.values(), *meta]
 
 
 def _split(field):
@@ -115,6 +121,8 @@ def _options(field, where):
     for key in ("pri", "replicas"):
         if key in options and not re.match(r"^-?\d+$", options[key]):
             raise TabError(f"{where}: {key}={options[key]} is not a number")
+    if "metadata" in options and not options["metadata"].startswith("/"):
+        raise TabError(f"{where}: metadata={options['metadata']} is not a path (/dev/...)")
     if "pri" in options and "swap" not in options:
         raise TabError(f"{where}: pri= without swap")
     if "discard" in options and "swap" not in options:
@@ -134,6 +142,8 @@ def parse_line(line, where):
               *_policies(policies, where), _options(options, where))
     if not e.media and not e.servers:
         raise TabError(f"{where}: {name} has neither media nor servers")
+    if e.options.get("metadata") in e.media.values():
+        raise TabError(f"{where}: {name}'s metadata device is one of its media")
     if e.servers and "size" not in e.options:
         raise TabError(f"{where}: {name} has servers, so it needs size=")
     return e

@@ -39,7 +39,7 @@ def swap_name(e):
 
 
 def service_unit(e, n2lctl, tab):
-    media = " ".join(device_unit(p) for p in e.media.values())
+    media = " ".join(device_unit(p) for p in e.devices)
     needs = [f"BindsTo={media}", f"After={media}"] if media else []
     return "\n".join([
         "# Written by nswap2l-generator from " + tab,
