@@ -60,7 +60,7 @@ void __n2l_free_blocks(struct n2l_store *s, enum n2l_medium m, n2l_blk_t blk,
 	__gate_flip(s);
 }
 
-/* Whether blocks wait for I/O to drain. */
+/* Whether blocks wait for I/O to drain, or are on their way back. */
 static bool __gate_pending(struct n2l_store *s)
 {
 	enum n2l_medium m;
@@ -165,14 +165,20 @@ static void __hold_medium(struct n2l_store *s, struct n2l_medium_dev *md,
 		runalloc_defer(&md->alloc, q, blk, len);
 }
 
-/* A commit no longer names the blocks in quarantine @q: they go back. */
+/*
+ * A commit no longer names the blocks in quarantine @q: they go back,
+ * trimmed first with the lock dropped. Meanwhile they are in no
+ * quarantine, and a write that finds no room must still wait for them.
+ */
 void n2l_gate_release_held(struct n2l_store *s, unsigned int q)
 {
 	enum n2l_medium m;
 
 	spin_lock_irq(&s->lock);
+	s->gate.releasing++;
 	for_each_medium(m)
 		__release_medium(s, &s->media[m], q);
+	s->gate.releasing--;
 	spin_unlock_irq(&s->lock);
 	/* Writes that waited for room try again. */
 	queue_work(s->wq, &s->worker);
@@ -193,13 +199,13 @@ void n2l_gate_release(struct n2l_store *s)
 	old = g->cur ^ 1;
 	if (g->draining && !atomic_read_acquire(&g->inflight[old])) {
 		/* Blocks in our hands are room about to appear. */
-		g->releasing = true;
+		g->releasing++;
 		for_each_medium(m)
 			if (s->meta)
 				__hold_medium(s, &s->media[m], old);
 			else
 				__release_medium(s, &s->media[m], old);
-		g->releasing = false;
+		g->releasing--;
 		g->draining = false;
 		if (__gate_pending(s))
 			__gate_flip(s);

@@ -69,7 +69,7 @@ struct n2l_medium_dev {
 struct n2l_gate {
 	unsigned int cur;		/* generation new I/O joins */
 	bool draining;			/* frees of cur ^ 1 await its I/O */
-	bool releasing;			/* the worker holds blocks it frees */
+	unsigned int releasing;		/* workers holding blocks they free */
 	atomic_t inflight[2];
 };
 

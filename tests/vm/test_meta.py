@@ -1,14 +1,20 @@
 """The metadata device (metadata:<dev>): the slot map outlives the device,
 crashes and power cuts; what is not this device's map is refused, and
 nothing is written to it."""
+import fcntl
 import hashlib
+import mmap
 import os
+import random
+import shutil
+import struct
 import time
 
 import pytest
 
 import n2l
 from n2l import run, sh, table_line
+import logwrites  # n2l puts userspace/pylib on the path
 
 MB = 1 << 20
 BLOCK = 4096
@@ -126,6 +132,30 @@ def meta_check(path):
     sh(f"blockdev --flushbufs {path}")
     p = run(f"python3 {N2LCTL} meta check {path}")
     return p.returncode, p.stdout + p.stderr
+
+
+def test_a_tab_entry_with_metadata_keeps_its_slots_across_stop_and_start(lab):
+    """metadata= in nswap2ltab: n2lctl tab start loads the map that tab
+    stop left (the boot and shutdown of a machine, as its units run)."""
+    f, m = lab.flash(16), lab.nullb(4)
+    tab = os.path.join(TMP, "nswap2ltab")
+    with open(tab, "w") as fh:
+        fh.write(f"n2l-tab flash={f.path} - - metadata={m.path}\n")
+    ctl = f"python3 {N2LCTL} tab"
+
+    def start():
+        sh(f"{ctl} start --tab {tab} n2l-tab")
+        lab.devices.append(n2l.Device("n2l-tab"))
+        return lab.devices[-1]
+    dev = start()
+    assert "metadata:" in dev.table() and metadata_state(dev)[0] == "ok"
+    n2l.write_pattern(dev.path, 0, 4 * MB, 16)
+    sh(f"{ctl} stop --tab {tab} n2l-tab")
+    lab.devices.remove(dev)
+    assert not os.path.exists(dev.path)
+    dev = start()
+    assert n2l.check_pattern(dev.path, 0, 4 * MB, 16) == 0
+    assert dev.status()["flash"]["held"] == 1024
 
 
 def corrupt_and_refuse(lab, m, f, d, offset, data, says, check_says):
@@ -334,6 +364,34 @@ def test_an_fsync_survives_a_power_cut_right_after_it(lab, no_periodic_commit):
         sh(f"umount {mnt}")
 
 
+def test_a_write_waits_while_a_commit_trims_the_blocks_it_frees(lab, no_periodic_commit):
+    """Once a commit stops naming freed blocks they are trimmed, with the
+    device's lock dropped, before they go back: a write that needs one
+    meanwhile waits for it, and must not fail with ENOSPC. Flash that
+    takes 2 ms a request widens that window; full, so that a slot written
+    after its discard can only have the block the discard freed (the
+    dm-log-writes replay found this, one write in about a hundred)."""
+    f, m = lab.flash(1, latency_ns=2_000_000), lab.nullb(4)
+    dev = lab.device("n2l-trim", meta_table(1, f.path, "-", m.path))
+    n2l.write_pattern(dev.path, 0, MB, 31)
+    fd = os.open(dev.path, os.O_RDWR | os.O_DIRECT)
+    buf = mmap.mmap(-1, BLOCK)
+    failed = []
+    try:
+        for i in range(64):
+            slot = (i * 37) % 256
+            fcntl.ioctl(fd, BLKDISCARD, struct.pack("QQ", slot * BLOCK, BLOCK))
+            buf[:] = slot_block(slot, i)
+            try:
+                os.pwrite(fd, buf, slot * BLOCK)
+            except OSError as e:
+                failed.append((i, slot, e.strerror))
+    finally:
+        os.close(fd)
+    assert not failed, f"{len(failed)} of 64 writes after a discard failed: {failed[:5]}"
+    assert dev.status()["nospc"] == 0
+
+
 def test_one_commit_per_flush_not_per_write(lab):
     f, m = lab.flash(16, cache_mb=4), lab.nullb(4)
     dev = lab.device("n2l-meta-f", meta_table(16, f.path, "-", m.path))
@@ -370,3 +428,190 @@ def test_a_failed_metadata_write_fails_writes_and_discards_not_reads(lab):
     assert p.returncode != 0 and "Input/output error" in p.stderr, p.stderr
     assert run(f"blkdiscard -o {MB} -l 4096 {dev.path}").returncode != 0
     assert n2l.check_pattern(dev.path, 0, MB, 15) == 0
+
+
+# ----------------------------------------------------------------------------
+# dm-log-writes: every state the media passed through, checked
+
+
+def slot_block(slot, version):
+    """What version @version of slot @slot holds: no two alike."""
+    return hashlib.sha256(f"{slot}:{version}".encode()).digest() * (BLOCK // 32)
+
+
+ZERO = bytes(BLOCK)
+
+
+class SlotModel:
+    """What each slot holds after each batch of writes, and whatever a later
+    batch may already have put there (zeros for a discard)."""
+
+    def __init__(self, slots):
+        self.now = [ZERO] * slots
+        self.after = [list(self.now)]             # after batch 0: nothing
+        self.later = [[set() for _ in range(slots)]]
+
+    def write(self, slot, data):
+        self.now[slot] = data
+        for later in self.later:
+            later[slot].add(digest(data))
+
+    def batch_done(self):
+        self.after.append(list(self.now))
+        self.later.append([set() for _ in self.now])
+
+    def wrong(self, batch, image):
+        """Slots of @image that hold neither what batch @batch left nor
+        anything written after it: (slot, what it holds)."""
+        bad = []
+        for slot, want in enumerate(self.after[batch]):
+            got = image[slot * BLOCK:(slot + 1) * BLOCK]
+            if got != want and digest(got) not in self.later[batch][slot]:
+                bad.append((slot, self.whose(got)))
+        return bad
+
+    def whose(self, data):
+        if data == ZERO:
+            return "zeros"
+        for batch, state in enumerate(self.after):
+            for slot, held in enumerate(state):
+                if held == data:
+                    return f"slot {slot}'s data after batch {batch}"
+        return "data no slot was given"
+
+
+def log_writes_workload(path, model, batches, mark):
+    """Every slot written: Flash full with the first, the rest on disk.
+    Then batches of rounds: a discard of slots on Flash, overwrites of
+    slots on disk (each moves to Flash if a block there is free, and the
+    blocks the discard freed are all there are), and the discarded slots
+    written anew; each write direct, so that it lands before the next.
+    Each batch ends with an fsync and a mark in the log."""
+    rng = random.Random(25)
+    slots = len(model.now)
+    fd = os.open(path, os.O_RDWR | os.O_DIRECT)
+    buf = mmap.mmap(-1, 16 * BLOCK)     # aligned, as O_DIRECT wants
+
+    def write(first, count, version):
+        data = b"".join(slot_block(s, version) for s in range(first, first + count))
+        buf[:len(data)] = data
+        os.pwrite(fd, memoryview(buf)[:len(data)], first * BLOCK)
+        for s in range(first, first + count):
+            model.write(s, slot_block(s, version))
+
+    def done(batch):
+        os.fsync(fd)
+        model.batch_done()
+        mark(f"b{batch}")
+    try:
+        for first in range(0, slots, 16):
+            write(first, 16, 1)
+        done(1)
+        for b in range(2, batches + 1):
+            for i in range(8):
+                gone = rng.randrange(FLASH_SLOTS - 4)
+                fcntl.ioctl(fd, BLKDISCARD, struct.pack("QQ", gone * BLOCK, 4 * BLOCK))
+                for s in range(gone, gone + 4):
+                    model.write(s, ZERO)
+                for _ in range(4):
+                    write(rng.randrange(FLASH_SLOTS, slots), 1, (b, i))
+                write(gone, 4, (b, i))
+            done(b)
+    finally:
+        os.close(fd)
+
+
+BLKDISCARD = 0x1277
+META_SECTORS, FLASH_SECTORS, DISK_SECTORS = 2048, 8192, 2048
+FLASH_SLOTS = FLASH_SECTORS // 8
+SLOTS = (FLASH_SECTORS + DISK_SECTORS) // 8
+LOGGED_SECTORS = META_SECTORS + FLASH_SECTORS + DISK_SECTORS
+
+
+def media_over(name, dev):
+    """The metadata device (its first MiB), Flash (4 MiB) and disk (1 MiB)
+    as linear parts of @dev, so that one log orders the writes of all."""
+    parts = {"m": (0, META_SECTORS), "f": (META_SECTORS, FLASH_SECTORS),
+             "d": (META_SECTORS + FLASH_SECTORS, DISK_SECTORS)}
+    for part, (start, sectors) in parts.items():
+        sh(f"dmsetup create {name}-{part} --table '0 {sectors} linear {dev} {start}'")
+    return [f"/dev/mapper/{name}-{part}" for part in parts]
+
+
+def remove_dm(*names):
+    for n in names:
+        run(f"dmsetup remove --retry {n}")
+
+
+def device_table(meta, flash, disk):
+    return table_line(SLOTS * 8, flash, disk, features=[f"metadata:{meta}"])
+
+
+def check_image(image, target, model, batch, where):
+    """Loads a device from @image written onto @target (a load writes
+    its metadata: the image itself stays as the log left it) and holds
+    what it reads against @model after batch @batch."""
+    with open(image, "rb") as src, open(target.path, "r+b") as dst:
+        shutil.copyfileobj(src, dst)
+        dst.flush()
+        os.fsync(dst.fileno())
+    media = media_over("n2l-rc", target.path)
+    try:
+        n2l.dmesg_new()
+        p = run(f"dmsetup create n2l-rc --table '{device_table(*media)}'")
+        assert p.returncode == 0, \
+            f"{where}: the device does not load:\n" + "\n".join(n2l.dmesg_new())
+        data = read_bytes("/dev/mapper/n2l-rc")
+        bad = model.wrong(batch, data)
+        assert not bad, f"{where}: {len(bad)} slots hold what they must not: {bad[:5]}"
+    finally:
+        remove_dm("n2l-rc", "n2l-rc-m", "n2l-rc-f", "n2l-rc-d")
+
+
+def test_replaying_the_log_to_every_flush_finds_every_fsynced_write(lab, no_periodic_commit):
+    """The media of a device with metadata under dm-log-writes (one log
+    for all, so it orders their writes); batches of discards and writes
+    ended by an fsync each, on a full Flash: a block a discard freed is
+    all a slot moving there can get, and only once a commit stops naming
+    it (commits come with flushes and with writes waiting for room: none
+    periodic between a discard and the write that reuses its block). The
+    log replayed to every flush, FUA write and mark is a state a power
+    cut can leave: at each the device loads, every slot holds what the
+    last fsync before it left or something written after it, never
+    another slot's data, and the end holds exactly what was written."""
+    raw = lab.nullb(8, cache_mb=4)      # a volatile cache: flushes reach the log
+    log, target = lab.nullb(64), lab.nullb(8)
+    sh(f"dmsetup create n2l-lw --table '0 {LOGGED_SECTORS} "
+       f"log-writes {raw.path} {log.path}'")
+    lab.cleanups.append(lambda: remove_dm("n2l-lw"))
+    media = media_over("n2l-lwd", "/dev/mapper/n2l-lw")
+    lab.cleanups.append(lambda: remove_dm("n2l-lwd-m", "n2l-lwd-f", "n2l-lwd-d"))
+    dev = lab.device("n2l-lwd", device_table(*media))
+    model = SlotModel(SLOTS)
+
+    def mark(name):
+        sh(f"dmsetup message n2l-lw 0 mark {name}")
+    sh(f"dd if=/dev/null of={dev.path} conv=fsync")
+    mark("b0")                          # formatted, and flushed
+    log_writes_workload(dev.path, model, 3, mark)
+    dev.remove()                        # the closing commit is logged too
+    remove_dm("n2l-lwd-m", "n2l-lwd-f", "n2l-lwd-d", "n2l-lw")
+
+    image = os.path.join(TMP, "replay.img")
+    with open(image, "wb") as f:
+        f.truncate(LOGGED_SECTORS * 512)
+    with open(log.path, "rb") as lf, open(image, "r+b") as img:
+        ss, entries = logwrites.read_entries(lf)
+        marks = {e.index: int(e.mark[1:]) for e in entries if e.mark.startswith("b")}
+        assert sorted(marks.values()) == list(range(4)), marks
+        points = [p for p in logwrites.stable_points(entries) if p >= min(marks)]
+        done, batch = 0, 0
+        for p in points:
+            logwrites.replay(lf, img, ss, entries[done:p + 1])
+            done = p + 1
+            batch = marks.get(p, batch)
+            check_image(image, target, model, batch, f"entry {p} of {len(entries)} (after batch {batch})")
+        logwrites.replay(lf, img, ss, entries[done:])
+    check_image(image, target, model, 3, "the whole log")
+    print(f"{len(points)} states of {len(entries)} log entries checked")
+    assert len(points) > 3 * 3, "a flush, a commit and a mark a batch at least"
