@@ -5,9 +5,9 @@ write CUT: a device with metadata over the machine's three virtio disks
 (Flash, disk and metadata, told apart by size), ext4 on it, files
 written and fsynced one after the other, each logged with its digest in
 $N2L_OUT/fsynced.log (on the host, fsynced) once it and its directory
-are; when CUT are, a second more of writing and then a hard reset (sysrq
-b): no unmount, no flush, no closing commit. $N2L_OUT/reset records how
-many were logged just before it.
+are (tests/vm/fsync_writer.py); when CUT are, a second more of writing
+and then a hard reset (sysrq b): no unmount, no flush, no closing
+commit, with the writer still running. $N2L_OUT/reset says it came.
 
 check LOG: the next boot. The same table loads the map; ext4 mounts
 (replaying its journal); every file LOG names holds what was fsynced;
@@ -29,6 +29,7 @@ SIZES = {"flash": 48, "disk": 40, "meta": 4}     # MiB, as test_reboot.py makes 
 DEVICE_MB = 80
 MNT = "/tmp/n2l/reboot"
 OUT = os.environ["N2L_OUT"]
+WRITER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vm", "fsync_writer.py")
 
 
 def sh(cmd):
@@ -60,40 +61,24 @@ def create():
     return "/dev/mapper/n2l-reboot"
 
 
-def fsync_path(path):
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def write(cut):
     dev = create()
     sh(f"mkfs.ext4 -q -E nodiscard {dev}")
     os.makedirs(MNT, exist_ok=True)
     sh(f"mount {dev} {MNT}")
-    logged = 0
-    deadline = None
-    with open(os.path.join(OUT, "fsynced.log"), "w") as log:
-        for i in range(100000):
-            data = os.urandom(4096 * (1 + i % 7))
-            path = os.path.join(MNT, f"f{i}")
-            fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
-            os.write(fd, data)
-            os.fsync(fd)
-            os.close(fd)
-            fsync_path(MNT)
-            log.write(f"f{i} {hashlib.sha256(data).hexdigest()}\n")
-            log.flush()
-            os.fsync(log.fileno())
-            logged += 1
-            if logged == cut:
-                deadline = time.monotonic() + 1
-            if deadline and time.monotonic() > deadline:
-                break
+    log = os.path.join(OUT, "fsynced.log")
+    with open(log, "w"):                # the writer appends: none left from before
+        pass
+    writer = subprocess.Popen([sys.executable, WRITER, MNT, log])
+    while logged(log) < cut:
+        if writer.poll() is not None:
+            sys.exit(f"reboot: the writer ended ({writer.returncode})")
+        time.sleep(0.1)
+    time.sleep(1)                       # writing goes on, to be cut short
+    meta = metadata(dev)
+    print(f"reboot: reset after {logged(log)} files, metadata {meta}", flush=True)
     with open(os.path.join(OUT, "reset"), "w") as f:
-        f.write(f"{logged}\n")
+        f.write(f"{logged(log)} {meta}\n")
         f.flush()
         os.fsync(f.fileno())
     with open("/proc/sys/kernel/sysrq", "w") as f:
@@ -102,6 +87,22 @@ def write(cut):
         f.write("b")
     time.sleep(60)
     sys.exit("reboot: still running after sysrq b")
+
+
+def metadata(dev):
+    """The device's sysfs metadata: state, generation, commits."""
+    minor = os.minor(os.stat(dev).st_rdev)
+    with open(f"/sys/block/dm-{minor}/nswap2l/metadata") as f:
+        return f.read().strip()
+
+
+def logged(log):
+    """Whole lines of @log: files fsynced."""
+    try:
+        with open(log) as f:
+            return sum(1 for line in f if line.endswith("\n"))
+    except FileNotFoundError:
+        return 0
 
 
 def check(log):
@@ -116,6 +117,8 @@ def check(log):
     bad, files = [], 0
     with open(log) as f:
         for line in f:
+            if not line.endswith("\n"):
+                break                   # its writing cut short by the reset
             name, digest = line.split()
             files += 1
             try:

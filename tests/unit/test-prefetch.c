@@ -166,6 +166,17 @@ static void auto_reads(struct n2l_pf_view *v, u64 net_us, u64 flash_us,
 	v->reads_inflight[N2L_FLASH] = qflash;
 }
 
+/* No room to make; Network RAM ten times Flash's latency, and queueing. */
+static struct n2l_pf_view auto_speed_view(void)
+{
+	struct n2l_pf_view v = auto_view();
+
+	v.free[N2L_NETRAM] = 900;
+	v.knob_amount = 1000;
+	auto_reads(&v, 2000, 200, 8, 1);
+	return v;
+}
+
 static struct n2l_prefetch *auto_with_slots(void)
 {
 	struct n2l_prefetch *p = mk(&n2l_prefetch_auto, NSLOTS);
@@ -253,11 +264,8 @@ TEST(prefetch_auto_spreads_reads_newest_first_when_flash_is_faster)
 TEST(prefetch_auto_moves_for_speed_only_while_the_moved_slots_reads_pay_for_it)
 {
 	struct n2l_prefetch *p = auto_with_slots();
-	struct n2l_pf_view v = auto_view();
+	struct n2l_pf_view v = auto_speed_view();
 
-	v.free[N2L_NETRAM] = 900;	/* no room to make */
-	v.knob_amount = 1000;
-	auto_reads(&v, 2000, 200, 8, 1);
 	CHECK_EQ(p->type->plan(p, &v), 64);	/* nothing moved yet: a probe */
 	v.prefetched = 64;
 	v.prefetch_reads = 6;	/* 0.1 a slot: saves 180 us, costs 2200 */
@@ -284,11 +292,8 @@ TEST(prefetch_auto_moves_for_speed_only_while_the_moved_slots_reads_pay_for_it)
 TEST(prefetch_auto_weighs_what_a_read_saves_by_the_cpus_idle_time)
 {
 	struct n2l_prefetch *p = auto_with_slots();
-	struct n2l_pf_view v = auto_view();
+	struct n2l_pf_view v = auto_speed_view();
 
-	v.free[N2L_NETRAM] = 900;	/* no room to make */
-	v.knob_amount = 1000;
-	auto_reads(&v, 2000, 200, 8, 1);
 	v.cpu_idle_pm = 50;		/* busy 95%: not even a probe */
 	CHECK_EQ(p->type->plan(p, &v), 0);
 	v.cpu_idle_pm = 1000;
@@ -310,12 +315,9 @@ TEST(prefetch_auto_weighs_what_a_read_saves_by_the_cpus_idle_time)
 TEST(prefetch_auto_probes_again_after_holding_back_for_a_while)
 {
 	struct n2l_prefetch *p = auto_with_slots();
-	struct n2l_pf_view v = auto_view();
+	struct n2l_pf_view v = auto_speed_view();
 	u32 i;
 
-	v.free[N2L_NETRAM] = 900;
-	v.knob_amount = 1000;
-	auto_reads(&v, 2000, 200, 8, 1);
 	CHECK_EQ(p->type->plan(p, &v), 64);
 	v.prefetched = 64;
 	for (i = 1; i < 64; i++) {	/* AUTO_REPROBE activations */

@@ -242,23 +242,7 @@ def cut_device(lab, name, mb_flash, mb_dev, mb_disk=0):
     return dev, power_cycle
 
 
-WRITER = """
-import os, sys, hashlib
-d, log = sys.argv[1], sys.argv[2]
-with open(log, "a") as lf:
-    for i in range(100000):
-        data = os.urandom(4096 * (1 + i % 7))
-        p = os.path.join(d, f"f{i}")
-        fd = os.open(p, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o644)
-        os.write(fd, data)
-        os.fsync(fd)
-        os.close(fd)
-        dfd = os.open(d, os.O_RDONLY)
-        os.fsync(dfd)
-        os.close(dfd)
-        lf.write(f"f{i} {hashlib.sha256(data).hexdigest()}\\n")
-        lf.flush()
-"""
+WRITER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fsync_writer.py")
 
 
 def fsynced(log):
@@ -276,10 +260,7 @@ def test_a_power_cut_keeps_every_fsynced_file_and_fsck_is_clean(lab, cut_after):
     log = os.path.join(TMP, "cut.log")
     with open(log, "w"):
         pass
-    script = os.path.join(TMP, "writer.py")
-    with open(script, "w") as fh:
-        fh.write(WRITER)
-    writer = lab.spawn(f"exec python3 {script} {mnt} {log}")
+    writer = lab.spawn(f"exec python3 {WRITER} {mnt} {log}")
     n2l.wait_for(lambda: len(fsynced(log)) >= cut_after, timeout=600,
                  what=f"{cut_after} files fsynced")
     durable = fsynced(log)
