@@ -22,6 +22,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "userspace", "pylib"))
 import n2llab  # noqa: E402
+from n2llab import sh  # noqa: E402
 from nswap2l import table_line  # noqa: E402
 
 MB = 1 << 20
@@ -30,10 +31,6 @@ DEVICE_MB = 80
 MNT = "/tmp/n2l/reboot"
 OUT = os.environ["N2L_OUT"]
 WRITER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vm", "fsync_writer.py")
-
-
-def sh(cmd):
-    return subprocess.run(cmd, shell=True, check=True, capture_output=True, text=True).stdout
 
 
 def disks():
