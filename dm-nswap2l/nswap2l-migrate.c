@@ -423,32 +423,39 @@ static void mig_view(struct n2l_store *s, u64 swapouts, struct n2l_pf_view *v)
 	spin_unlock_irq(&s->lock);
 }
 
-/* What this run sets out to move: the policy's plan, or the knobs. */
-static u64 mig_plan(struct n2l_store *s, u64 swapouts)
+/*
+ * What this run sets out to move: the policy's plan, or the knobs; @room:
+ * how much of it the policy asks for to make room on Network RAM.
+ */
+static u64 mig_plan(struct n2l_store *s, u64 swapouts, u64 *room)
 {
 	struct n2l_pf_view v;
 	struct n2l_prefetch *p;
 	u64 amount;
 
+	*room = 0;
 	mig_view(s, swapouts, &v);
 	spin_lock_irq(&s->lock);
 	p = s->mig.policy;
-	amount = p && p->type->plan ? p->type->plan(p, &v) : v.knob_amount;
+	amount = p && p->type->plan ? p->type->plan(p, &v, room) :
+		 v.knob_amount;
 	spin_unlock_irq(&s->lock);
 	return amount;
 }
 
 /*
  * The run's target: what the plan asks, but no more than Network RAM
- * holds. Counted, so that what the engine moved can be held against it.
+ * holds. Counted, so that what the engine moved can be held against it,
+ * and why it moved against what it cost.
  */
 static u64 mig_target(struct n2l_store *s, u64 swapouts)
 {
-	u64 target = min_t(u64, mig_plan(s, swapouts),
-			   READ_ONCE(s->media[N2L_NETRAM].held));
+	u64 room, target = mig_plan(s, swapouts, &room);
 
+	target = min_t(u64, target, READ_ONCE(s->media[N2L_NETRAM].held));
 	if (target) {
 		atomic64_add(target, &s->stats.prefetch_target);
+		atomic64_add(min(room, target), &s->stats.prefetch_room_target);
 		atomic64_inc(&s->stats.prefetch_activations);
 	}
 	return target;

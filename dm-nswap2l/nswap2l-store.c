@@ -355,4 +355,5 @@ void n2l_store_clear_stats(struct n2l_store *s)
 	atomic64_set(&s->stats.prefetch_reads, 0);
 	atomic64_set(&s->stats.prefetch_target, 0);
 	atomic64_set(&s->stats.prefetch_activations, 0);
+	atomic64_set(&s->stats.prefetch_room_target, 0);
 }

@@ -248,7 +248,7 @@ enum {
 	F_NOSPC, F_DISCARDED, F_ZERO_READS, F_DROPPED, F_SLOW_WRITES,
 	F_SLOW_READS, F_FAILED_READS, F_MOVED, F_RETURNED, F_PREFETCHED,
 	F_PREFETCH_HITS, F_REREPLICATED, F_AUTH_FAILURES, F_PREFETCH_READS,
-	F_PREFETCH_TARGET, F_PREFETCH_ACTIVATIONS,
+	F_PREFETCH_TARGET, F_PREFETCH_ACTIVATIONS, F_PREFETCH_ROOM_TARGET,
 };
 
 static ssize_t counter_show(struct n2l_store *s, const struct n2l_attr *a,
@@ -271,6 +271,7 @@ static ssize_t counter_show(struct n2l_store *s, const struct n2l_attr *a,
 		[F_PREFETCH_READS] = &s->stats.prefetch_reads,
 		[F_PREFETCH_TARGET] = &s->stats.prefetch_target,
 		[F_PREFETCH_ACTIVATIONS] = &s->stats.prefetch_activations,
+		[F_PREFETCH_ROOM_TARGET] = &s->stats.prefetch_room_target,
 	};
 
 	return sysfs_emit(buf, "%llu\n",
@@ -422,6 +423,7 @@ N2L_COUNTER_ATTR(prefetch_reads, F_PREFETCH_READS);
 N2L_RATIO_ATTR(read_prefetch_ratio_all, F_READ_PREFETCH_RATIO_ALL);
 N2L_COUNTER_ATTR(prefetch_target, F_PREFETCH_TARGET);
 N2L_COUNTER_ATTR(prefetch_activations, F_PREFETCH_ACTIVATIONS);
+N2L_COUNTER_ATTR(prefetch_room_target, F_PREFETCH_ROOM_TARGET);
 N2L_MEDIUM_ATTR(netram_reads_inflight, N2L_NETRAM, F_READS_INFLIGHT);
 N2L_MEDIUM_ATTR(flash_reads_inflight, N2L_FLASH, F_READS_INFLIGHT);
 N2L_MEDIUM_ATTR(disk_reads_inflight, N2L_DISK, F_READS_INFLIGHT);
@@ -492,6 +494,7 @@ static struct attribute *n2l_attrs[] = {
 	&n2l_attr_read_prefetch_ratio_all.attr,
 	&n2l_attr_prefetch_target.attr,
 	&n2l_attr_prefetch_activations.attr,
+	&n2l_attr_prefetch_room_target.attr,
 	&n2l_attr_netram_reads_inflight.attr,
 	&n2l_attr_flash_reads_inflight.attr,
 	&n2l_attr_disk_reads_inflight.attr,

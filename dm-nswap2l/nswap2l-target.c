@@ -58,7 +58,7 @@ static void emit_ratio(u64 num, u64 den, char *result, unsigned int maxlen,
  * <prefetch hits> <read/prefetch ratio> <read parallelism>
  * <reads in flight> x3 <moved in> <moved out> x3" (per medium), and,
  * added later and so last, "<prefetch reads> <reads per prefetched slot>"
- * and "<prefetch target> <prefetch activations>".
+ * and "<prefetch target> <prefetch activations> <prefetch room target>".
  */
 static void status_prefetch(struct n2l_target *t, char *result,
 			    unsigned int maxlen, size_t *szp)
@@ -85,9 +85,10 @@ static void status_prefetch(struct n2l_target *t, char *result,
 	DMEMIT(" %llu", (unsigned long long)atomic64_read(&st->prefetch_reads));
 	emit_ratio(atomic64_read(&st->prefetch_reads),
 		   atomic64_read(&st->prefetched), result, maxlen, &sz);
-	DMEMIT(" %llu %llu",
+	DMEMIT(" %llu %llu %llu",
 	       (unsigned long long)atomic64_read(&st->prefetch_target),
-	       (unsigned long long)atomic64_read(&st->prefetch_activations));
+	       (unsigned long long)atomic64_read(&st->prefetch_activations),
+	       (unsigned long long)atomic64_read(&st->prefetch_room_target));
 	*szp = sz;
 }
 

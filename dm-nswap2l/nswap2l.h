@@ -88,6 +88,7 @@ struct n2l_stats {
 	atomic64_t prefetch_reads;	/* every read of a prefetched slot */
 	atomic64_t prefetch_target;	/* slots the engine's runs set out to move */
 	atomic64_t prefetch_activations;	/* runs of the engine that moved */
+	atomic64_t prefetch_room_target;	/* of the target, to make room */
 };
 
 enum n2l_amount_mode {

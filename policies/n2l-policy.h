@@ -155,9 +155,13 @@ struct n2l_prefetch_type {
 	 * Optional. How many slots this activation of the engine moves, from
 	 * what it measured: a policy that decides when and how many itself.
 	 * Without it, the engine's amount knobs decide (v->knob_amount).
-	 * The engine moves no more than Network RAM holds.
+	 * The engine moves no more than Network RAM holds. @room: how many
+	 * of them it asks for to keep room on Network RAM for the next
+	 * swap-outs (the rest: to spread reads), so that the engine can
+	 * count why it moved.
 	 */
-	u64 (*plan)(struct n2l_prefetch *p, const struct n2l_pf_view *v);
+	u64 (*plan)(struct n2l_prefetch *p, const struct n2l_pf_view *v,
+		    u64 *room);
 };
 
 struct n2l_prefetch {

@@ -13,7 +13,13 @@
  *    likely to be read soon, so the cheapest to read from Flash). If the
  *    slots it moved are read back often (more than AUTO_REREAD per mille
  *    of them in an interval, on average) while Flash reads are slower
- *    than Network RAM's, it moves half as many.
+ *    than Network RAM's, it moves half as many. Room pays only as
+ *    latency does (below): swap-outs kept off Flash are written and read
+ *    back sooner, which shortens the run only while the CPUs wait, and
+ *    not at all when Flash reads are the faster (by AUTO_FASTER percent).
+ *    So under AUTO_IDLE per mille of idle CPU time, or with Flash the
+ *    faster, auto makes no room: the swap-outs go to Flash, and the moves
+ *    that would have kept them off it cost no CPU time.
  *
  *  - speed: Network RAM is the slower medium now (its mean read latency,
  *    queueing included, more than AUTO_FASTER percent above Flash's, over
@@ -47,8 +53,9 @@
  *
  * Otherwise nothing moves: with Network RAM holding all the swap and
  * faster than Flash, auto is no prefetching at all. It never plans more
- * than half the free Flash. The same code runs in n2l-sim, which has no
- * latencies and queues: there auto makes room only.
+ * than half the free Flash, and tells the engine how much of its plan
+ * is room. The same code runs in n2l-sim, which has no latencies, queues
+ * or CPU time (it passes the CPUs as idle): there auto makes room only.
  */
 #include "age-list.h"
 #include "n2l-policies.h"
@@ -121,6 +128,8 @@ static u64 plan_room(struct auto_policy *a, const struct n2l_pf_view *v)
 	u64 net = mean_read_us(v, N2L_NETRAM), flash = mean_read_us(v, N2L_FLASH);
 	u64 free = v->free[N2L_NETRAM], want;
 
+	if (v->cpu_idle_pm < AUTO_IDLE || (flash && slower(net, flash)))
+		return 0;
 	/* Writes can take no more room than the slots not there yet. */
 	burst = min_t(u64, burst, v->slots - v->held[N2L_NETRAM]);
 	if (free >= burst)
@@ -180,7 +189,8 @@ static u64 plan_speed(struct auto_policy *a, const struct n2l_pf_view *v)
 	return v->knob_amount;
 }
 
-static u64 auto_plan(struct n2l_prefetch *p, const struct n2l_pf_view *v)
+static u64 auto_plan(struct n2l_prefetch *p, const struct n2l_pf_view *v,
+		     u64 *room_asked)
 {
 	struct auto_policy *a = to_auto(p);
 	u64 reread = v->prefetched ?
@@ -195,6 +205,7 @@ static u64 auto_plan(struct n2l_prefetch *p, const struct n2l_pf_view *v)
 	hot = min(plan_speed(a, v), room - cold);
 	a->cold = cold;
 	a->hot = hot;
+	*room_asked = cold;
 	return cold + hot;
 }
 

@@ -198,9 +198,11 @@ def synthetic_run(speeds=("paper", "fast")):
                         "status": "ok", "seconds": TIMES[(policy, speed)][rep],
                         "point": point, "boot": f"{speed}{rep}", "footprint_mb": "12.00",
                         "netram_mb": 48.0, "netram_reads": 900, "flash_reads": 100,
-                        "disk_reads": 0, "read_slots": 1000, "read_parallelism": 2.0}
+                        "disk_reads": 0, "read_slots": 1000, "read_parallelism": 2.0,
+                        "cpu_busy_s": TIMES[(policy, speed)][rep] * 0.9}
                 if policy != "none":
                     cell.update(prefetched=950, prefetch_target=1000,
+                                prefetch_room_target=300 if policy == "auto" else 0,
                                 prefetch_activations=60, prefetch_reads=200)
                 cells.append(cell)
     return {"benchmark": "nswap2l prefetch", "date": "2026-11-26T00:00:00Z",
@@ -244,8 +246,10 @@ def test_report_checks_auto_against_its_targets_and_shows_the_engine():
         "lrs: 1.000 [1.000–1.000] no difference | yes | yes (lrs faster) |" in md
     assert "| WL2 | paper | 1.000 [1.000–1.000] no difference | yes | " \
         "mrs: 1.000 [1.000–1.000] no difference | yes | no fixed policy faster |" in md
-    # moved / asked 95%, 60 activations, 950 moved, 20% of slots read
-    assert "| lrs | Radix x8 | paper | 95% | 60 | 950 | 20.0% | 2.00 | 10.50 |" in md
+    # moved / asked 95%, 60 activations, 950 moved, none for room, 20% of
+    # slots read, CPU busy 90% of the run
+    assert "| lrs | Radix x8 | paper | 95% | 60 | 950 | 0 | 20.0% | 2.00 | 90% | 10.50 |" in md
+    assert "| auto | Radix x8 | paper | 95% | 60 | 950 | 300 | 20.0% |" in md
     assert "| WL2 | n2l-lrs@all | Network RAM holds all the swap | 48.0 | 12.0 | 400% | 90% |" in md
     assert "- no run stopped or flagged" in md
 

@@ -32,14 +32,18 @@ def status_line(effort=()):
 
 
 def test_effort_counters_parse_when_the_module_has_them():
-    st = nswap2l.parse_status(status_line((900, 64)))
+    st = nswap2l.parse_status(status_line((900, 64, 300)))
     assert st["prefetch_target"] == 900 and st["prefetch_activations"] == 64
+    assert st["prefetch_room_target"] == 300
     assert st["prefetched"] == 90 and st["prefetch_reads"] == 45
+    st = nswap2l.parse_status(status_line((900, 64)))   # before the room target
+    assert st["prefetch_target"] == 900 and st["prefetch_room_target"] is None
 
 
 def test_a_module_without_them_reads_as_none_not_an_error():
     st = nswap2l.parse_status(status_line())
     assert st["prefetch_target"] is None and st["prefetch_activations"] is None
+    assert st["prefetch_room_target"] is None
     assert st["read_prefetch_ratio_all"] == 0.5
 
 
@@ -47,13 +51,13 @@ def test_one_field_too_many_is_still_refused():
     with pytest.raises(ValueError, match="left over"):
         nswap2l.parse_status(status_line((900,)))
     with pytest.raises(ValueError, match="left over"):
-        nswap2l.parse_status(status_line((900, 64, 1)))
+        nswap2l.parse_status(status_line((900, 64, 1, 2)))
 
 
 def test_a_run_records_effort_reads_and_network_ram():
-    got = configs.device_stats(nswap2l.parse_status(status_line((900, 64))))
-    assert (got["prefetched"], got["prefetch_target"], got["prefetch_activations"]) == \
-        (90, 900, 64)
+    got = configs.device_stats(nswap2l.parse_status(status_line((900, 64, 300))))
+    assert (got["prefetched"], got["prefetch_target"], got["prefetch_activations"],
+            got["prefetch_room_target"]) == (90, 900, 64, 300)
     # (1600 + 800 + 0) sectors read / 8 a slot; 2 x 6144 pages = 48 MiB
     assert got["read_slots"] == 300 and got["netram_mb"] == 48.0
     assert (got["netram_reads"], got["flash_reads"], got["disk_reads"]) == (150, 50, 0)

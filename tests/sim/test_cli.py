@@ -323,8 +323,10 @@ def test_auto_makes_room_only_when_network_ram_runs_short(tmp_path):
     short = sim_json(path, "--netram-slots", "100", "--policy", "auto")["policies"]["auto"]
     assert (short["prefetched"], short["prefetch_hits"]) == (20, 20), short
     assert (short["prefetch_target"], short["prefetch_activations"]) == (20, 2), short
+    assert short["prefetch_room_target"] == 20, short
     roomy = sim_json(path, "--netram-slots", "300", "--policy", "auto")["policies"]["auto"]
     assert roomy["prefetched"] == 0 and roomy["prefetch_target"] == 0, roomy
+    assert roomy["prefetch_room_target"] == 0, roomy
 
 
 # ----------------------------------------------------------------------

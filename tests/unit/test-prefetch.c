@@ -177,6 +177,14 @@ static struct n2l_pf_view auto_speed_view(void)
 	return v;
 }
 
+/* What the last plan() asked for to make room on Network RAM. */
+static u64 room_asked;
+
+static u64 plan(struct n2l_prefetch *p, const struct n2l_pf_view *v)
+{
+	return p->type->plan(p, v, &room_asked);
+}
+
 static struct n2l_prefetch *auto_with_slots(void)
 {
 	struct n2l_prefetch *p = mk(&n2l_prefetch_auto, NSLOTS);
@@ -194,7 +202,8 @@ TEST(prefetch_auto_makes_room_oldest_first_when_network_ram_runs_short)
 	u32 got[NSLOTS];
 
 	/* 4 runs of 100 swap-outs wanted free, 10 are: the knobs' 10 move */
-	CHECK_EQ(p->type->plan(p, &v), 10);
+	CHECK_EQ(plan(p, &v), 10);
+	CHECK_EQ(room_asked, 10);
 	CHECK_EQ(pick(p, got, 4), 4);
 	CHECK(got[0] == 0 && got[3] == 3);
 	/* what did not move is made up for from the oldest end too */
@@ -203,11 +212,11 @@ TEST(prefetch_auto_makes_room_oldest_first_when_network_ram_runs_short)
 	CHECK_EQ(got[0], 0);
 	/* room for 4 runs: nothing moves */
 	v.free[N2L_NETRAM] = 400;
-	CHECK_EQ(p->type->plan(p, &v), 0);
+	CHECK_EQ(plan(p, &v), 0);
 	/* nor with room for every slot Network RAM does not hold yet */
 	v.free[N2L_NETRAM] = 10;
 	v.held[N2L_NETRAM] = 995;
-	CHECK_EQ(p->type->plan(p, &v), 0);
+	CHECK_EQ(plan(p, &v), 0);
 	p->type->destroy(p);
 }
 
@@ -220,13 +229,46 @@ TEST(prefetch_auto_moves_fewer_when_what_it_moved_is_read_back_from_slower_flash
 	v.prefetched = 10;
 	v.prefetch_reads = 30;		/* 3000 per mille: running average 1500 */
 	auto_reads(&v, 200, 300, 0, 0);
-	CHECK_EQ(p->type->plan(p, &v), 20);
+	CHECK_EQ(plan(p, &v), 20);
 	/*
 	 * Flash the faster, by enough that 3 reads a moved slot save more
-	 * (3 * 400 us) than its move costs (600 + 200 us): room, and speed.
+	 * (3 * 400 us) than its move costs (600 + 200 us): speed, and no
+	 * room (a swap-out that goes to Flash is read the sooner).
 	 */
 	auto_reads(&v, 600, 200, 0, 0);
-	CHECK_EQ(p->type->plan(p, &v), 80);
+	CHECK_EQ(plan(p, &v), 40);
+	CHECK_EQ(room_asked, 0);
+	p->type->destroy(p);
+}
+
+/*
+ * Room kept on Network RAM pays as latency does: swap-outs that would
+ * have gone to a slower Flash are read back sooner, which shortens the
+ * run only while the CPUs wait, and not at all when Flash is the faster.
+ */
+TEST(prefetch_auto_makes_room_only_while_the_cpus_wait_and_flash_is_slower)
+{
+	struct n2l_prefetch *p = auto_with_slots();
+	struct n2l_pf_view v = auto_view();
+
+	auto_reads(&v, 200, 300, 0, 0);
+	CHECK_EQ(plan(p, &v), 10);
+	CHECK_EQ(room_asked, 10);
+	v.cpu_idle_pm = 99;		/* busy 90.1% */
+	CHECK_EQ(plan(p, &v), 0);
+	CHECK_EQ(room_asked, 0);
+	v.cpu_idle_pm = 100;
+	CHECK_EQ(plan(p, &v), 10);
+	auto_reads(&v, 210, 200, 0, 0);	/* Flash faster, within 10% */
+	CHECK_EQ(plan(p, &v), 10);
+	CHECK_EQ(room_asked, 10);
+	auto_reads(&v, 300, 200, 0, 2);	/* faster, queueing: no speed either */
+	CHECK_EQ(plan(p, &v), 0);
+	CHECK_EQ(room_asked, 0);
+	/* not known yet (no Flash reads): room, as before it was measured */
+	auto_reads(&v, 300, 0, 0, 0);
+	v.reads[N2L_FLASH] = 0;
+	CHECK_EQ(plan(p, &v), 10);
 	p->type->destroy(p);
 }
 
@@ -238,20 +280,20 @@ TEST(prefetch_auto_spreads_reads_newest_first_when_flash_is_faster)
 
 	v.free[N2L_NETRAM] = 900;	/* no room to make */
 	auto_reads(&v, 220, 200, 8, 1);
-	CHECK_EQ(p->type->plan(p, &v), 0);	/* within 10%: no faster */
+	CHECK_EQ(plan(p, &v), 0);	/* within 10%: no faster */
 	auto_reads(&v, 230, 200, 8, 1);
-	CHECK_EQ(p->type->plan(p, &v), 10);
+	CHECK_EQ(plan(p, &v), 10);
 	CHECK_EQ(pick(p, got, 3), 3);
 	CHECK(got[0] == 39 && got[2] == 37);
 	auto_reads(&v, 400, 200, 2, 3);		/* Flash's queue the deeper */
-	CHECK_EQ(p->type->plan(p, &v), 0);
+	CHECK_EQ(plan(p, &v), 0);
 	/* no Flash reads to compare with: a probe while Network RAM queues */
 	auto_reads(&v, 400, 0, 4, 0);
 	v.reads[N2L_FLASH] = 0;
 	v.knob_amount = 1000;
-	CHECK_EQ(p->type->plan(p, &v), 64);
+	CHECK_EQ(plan(p, &v), 64);
 	v.reads_inflight[N2L_NETRAM] = 3;
-	CHECK_EQ(p->type->plan(p, &v), 0);
+	CHECK_EQ(plan(p, &v), 0);
 	p->type->destroy(p);
 }
 
@@ -266,20 +308,20 @@ TEST(prefetch_auto_moves_for_speed_only_while_the_moved_slots_reads_pay_for_it)
 	struct n2l_prefetch *p = auto_with_slots();
 	struct n2l_pf_view v = auto_speed_view();
 
-	CHECK_EQ(p->type->plan(p, &v), 64);	/* nothing moved yet: a probe */
+	CHECK_EQ(plan(p, &v), 64);	/* nothing moved yet: a probe */
 	v.prefetched = 64;
 	v.prefetch_reads = 6;	/* 0.1 a slot: saves 180 us, costs 2200 */
-	CHECK_EQ(p->type->plan(p, &v), 0);
+	CHECK_EQ(plan(p, &v), 0);
 	v.prefetched = 0;
 	v.prefetch_reads = 40;	/* 46 reads of 64 moved: 0.7 */
-	CHECK_EQ(p->type->plan(p, &v), 0);
+	CHECK_EQ(plan(p, &v), 0);
 	/* 86 of 64: 1.34 reads a slot save more than 2200 / 1800 us */
-	CHECK_EQ(p->type->plan(p, &v), 1000);
+	CHECK_EQ(plan(p, &v), 1000);
 	/* slots that are read a lot pay for a smaller difference too */
 	auto_reads(&v, 300, 200, 8, 1);
-	CHECK_EQ(p->type->plan(p, &v), 0);	/* 126 of 64: 1.97, not 5 */
+	CHECK_EQ(plan(p, &v), 0);	/* 126 of 64: 1.97, not 5 */
 	v.prefetch_reads = 200;
-	CHECK_EQ(p->type->plan(p, &v), 1000);	/* 326 of 64: 5.1 */
+	CHECK_EQ(plan(p, &v), 1000);	/* 326 of 64: 5.1 */
 	p->type->destroy(p);
 }
 
@@ -295,19 +337,19 @@ TEST(prefetch_auto_weighs_what_a_read_saves_by_the_cpus_idle_time)
 	struct n2l_pf_view v = auto_speed_view();
 
 	v.cpu_idle_pm = 50;		/* busy 95%: not even a probe */
-	CHECK_EQ(p->type->plan(p, &v), 0);
+	CHECK_EQ(plan(p, &v), 0);
 	v.cpu_idle_pm = 1000;
-	CHECK_EQ(p->type->plan(p, &v), 64);
+	CHECK_EQ(plan(p, &v), 64);
 	v.prefetched = 64;
 	v.prefetch_reads = 200;	/* 3.1 reads a slot, 5625 us saved in all */
 	v.cpu_idle_pm = 300;	/* of which 1687 shorten the run: not 2200 */
-	CHECK_EQ(p->type->plan(p, &v), 0);
+	CHECK_EQ(plan(p, &v), 0);
 	v.prefetched = 0;
 	v.prefetch_reads = 0;
 	v.cpu_idle_pm = 500;	/* 2812 do */
-	CHECK_EQ(p->type->plan(p, &v), 1000);
+	CHECK_EQ(plan(p, &v), 1000);
 	v.cpu_idle_pm = 90;	/* what it measured, but the CPUs are busy */
-	CHECK_EQ(p->type->plan(p, &v), 0);
+	CHECK_EQ(plan(p, &v), 0);
 	p->type->destroy(p);
 }
 
@@ -318,13 +360,13 @@ TEST(prefetch_auto_probes_again_after_holding_back_for_a_while)
 	struct n2l_pf_view v = auto_speed_view();
 	u32 i;
 
-	CHECK_EQ(p->type->plan(p, &v), 64);
+	CHECK_EQ(plan(p, &v), 64);
 	v.prefetched = 64;
 	for (i = 1; i < 64; i++) {	/* AUTO_REPROBE activations */
-		CHECK_EQ(p->type->plan(p, &v), 0);
+		CHECK_EQ(plan(p, &v), 0);
 		v.prefetched = 0;
 	}
-	CHECK_EQ(p->type->plan(p, &v), 64);
+	CHECK_EQ(plan(p, &v), 64);
 	p->type->destroy(p);
 }
 
@@ -335,9 +377,9 @@ TEST(prefetch_auto_plans_no_more_than_half_the_free_flash)
 
 	auto_reads(&v, 400, 200, 8, 0);
 	v.free[N2L_FLASH] = 14;
-	CHECK_EQ(p->type->plan(p, &v), 7);
+	CHECK_EQ(plan(p, &v), 7);
 	v.free[N2L_FLASH] = 0;
-	CHECK_EQ(p->type->plan(p, &v), 0);
+	CHECK_EQ(plan(p, &v), 0);
 	p->type->destroy(p);
 }
 

@@ -208,13 +208,13 @@ def test_auto_makes_room_oldest_first_and_otherwise_moves_nothing(lab):
     consistent(tight)
 
 
-def reads_and_writes(dev, seconds):
-    """Random reads at depth 16 with some writes among them, so that the
+def reads_and_writes(dev, seconds, depth=16):
+    """Random reads at @depth with some writes among them, so that the
     engine runs (it runs only after swap-outs) while reads queue."""
     return subprocess.Popen(
         ["fio", "--name=mix", f"--filename={dev.path}", "--rw=randrw",
          "--rwmixread=90", "--bs=4k", "--size=8M", "--direct=1",
-         "--ioengine=libaio", "--iodepth=16", "--time_based",
+         "--ioengine=libaio", f"--iodepth={depth}", "--time_based",
          f"--runtime={seconds}", "--output=/dev/null"])
 
 
@@ -228,9 +228,12 @@ def test_auto_moves_for_speed_only_while_the_cpus_wait_on_reads(lab):
     """auto moves slots for speed (a probe first) when Network RAM's reads
     queue and Flash is idle, but a read's saved latency shortens a run
     only while the CPUs would have waited for it: with every CPU busy, it
-    moves nothing for speed, whatever the queues say."""
+    moves nothing for speed, whatever the queues say. The server is 10 ms
+    away and reads are 8 deep, so that without the hogs the CPUs wait:
+    1 ms and 16 deep kept one vCPU under TCG 96% busy (its reads' CPU time
+    outweighed their wait), and auto rightly moved nothing then either."""
     srv = lab.server("nswapd", ["--min-mb", "64", "--max-mb", "64",
-                                "--reserve-mb", "0"], delay_us=1000)
+                                "--reserve-mb", "0"], delay_us=10000)
     f = lab.flash(16)
     dev = lab.device("n2l-auto-speed", table_line(
         16 << 11, f.path, servers=[srv.name], prefetch="auto",
@@ -249,10 +252,47 @@ def test_auto_moves_for_speed_only_while_the_cpus_wait_on_reads(lab):
             h.kill()
             h.wait()
     assert busy == 0, f"auto asked for {busy} slots with every CPU busy"
-    fio = reads_and_writes(dev, 4)
+    fio = reads_and_writes(dev, 4, depth=8)
     fio.wait()
     st = dev.status()
-    assert st["prefetch_target"] >= 64 and st["prefetched"] > 0, st
+    assert st["prefetch_target"] >= 64 and st["prefetched"] > 0, \
+        {k: st[k] for k in ("prefetch_target", "prefetched", "netram", "flash")}
+    consistent(dev)
+
+
+def test_auto_makes_room_only_while_the_cpus_wait(lab):
+    """Room kept on Network RAM pays as latency does: with every CPU
+    busy, the swap-outs that find Network RAM full go to Flash and auto
+    moves nothing to make room; with the CPUs idle again, it does."""
+    dev = device(lab, "n2l-auto-room-busy", 16, 4, 16, "auto", ["interval_ms", "50"])
+    hogs = cpu_hogs()
+    try:
+        # a first megabyte, so that the engine's next view begins with
+        # the hogs (its first may count idle time from before them)
+        n2l.write_pattern(dev.path, 0, MB, 80)
+        time.sleep(1)
+        before = dev.status()
+        for mb in range(1, 8):
+            n2l.write_pattern(dev.path, mb * MB, MB, 80 + mb)
+            time.sleep(0.2)
+        time.sleep(1)
+        busy = dev.status()
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+    asked = busy["prefetch_target"] - before["prefetch_target"]
+    assert asked == 0 and busy["prefetch_room_target"] == before["prefetch_room_target"], \
+        f"auto asked for {asked} slots with every CPU busy: {busy}"
+    assert busy["flash"]["writes"] > 0, f"no swap-out overflowed to Flash: {busy}"
+    for mb in range(8):
+        n2l.write_pattern(dev.path, mb * MB, MB, 90 + mb)
+        time.sleep(0.2)
+    st = n2l.wait_for(lambda: (lambda s: s["prefetched"] > busy["prefetched"] and s)(
+        dev.status()), what="auto making room with the CPUs idle")
+    assert st["prefetch_room_target"] > busy["prefetch_room_target"], st
+    for mb in range(8):
+        assert n2l.check_pattern(dev.path, mb * MB, MB, 90 + mb) == 0
     consistent(dev)
 
 

@@ -198,13 +198,13 @@ class SwapTarget:
 
 def device_stats(st):
     """What a run records of an nswap2l device's status: its prefetching
-    (prefetch_target and prefetch_activations None from a module that
-    reports neither), its reads per medium, the slots read in all, and
-    its Network RAM in MiB."""
+    (prefetch_target, prefetch_activations and prefetch_room_target None
+    from a module that reports none), its reads per medium, the slots read
+    in all, and its Network RAM in MiB."""
     out = {k: st[k] for k in ("read_parallelism", "read_prefetch_ratio",
                               "prefetched", "prefetch_hits", "prefetch_reads",
                               "read_prefetch_ratio_all", "prefetch_target",
-                              "prefetch_activations")}
+                              "prefetch_activations", "prefetch_room_target")}
     for m in MEDIA:
         out[f"{m}_reads"] = st[m]["reads"]
     out["read_slots"] = sum(st[m]["read_sectors"] for m in MEDIA) // st["slot_sectors"]

@@ -121,10 +121,17 @@ def moved_share(c):
     return c.get("prefetched", 0) / target if target else None
 
 
+def cpu_busy(c):
+    """The share of the run's guest time the CPU was busy."""
+    busy, secs = c.get("cpu_busy_s"), c.get("seconds")
+    return busy / secs if busy is not None and secs else None
+
+
 def effort_rows(run, share):
     """What the engine did, per policy, point and speed (medians): slots
-    moved over those asked for, activations, slots moved, the share of
-    the slots read that prefetched slots served, read parallelism."""
+    moved over those asked for, activations, slots moved, how many of
+    those asked were for room on Network RAM, the share of the slots read
+    that prefetched slots served, read parallelism, CPU busy."""
     _, policies, points, speeds = layout(run)
     rows = []
     for p in policies:
@@ -137,12 +144,15 @@ def effort_rows(run, share):
                     continue
                 moved = median_of(mine, moved_share)
                 served = median_of(mine, pilot.served)
+                busy = median_of(mine, cpu_busy)
                 rows.append([p, point_name(point), speed,
                              fmt(None if moved is None else 100 * moved, 0, "%"),
                              fmt(median_of(mine, lambda c: c.get("prefetch_activations")), 0),
                              fmt(median_of(mine, lambda c: c.get("prefetched")), 0),
+                             fmt(median_of(mine, lambda c: c.get("prefetch_room_target")), 0),
                              fmt(None if served is None else 100 * served, 1, "%"),
                              fmt(median_of(mine, lambda c: c.get("read_parallelism")), 2),
+                             fmt(None if busy is None else 100 * busy, 0, "%"),
                              fmt(median_of(mine, lambda c: c.get("seconds")), 2)])
     return rows
 
@@ -223,11 +233,15 @@ def report_md(run, plots):
                            auto_rows(run, share))
         lines += ["", f"### What the engine did ({label})", "",
                   "Medians: slots moved over those the policy asked for (prefetched / "
-                  "prefetch_target), activations, slots moved, the share of the slots "
+                  "prefetch_target), activations, slots moved, slots asked for to keep "
+                  "room on Network RAM (prefetch_room_target: auto's room rule; "
+                  "fixed policies follow the knobs), the share of the slots "
                   "read that prefetched slots served, read parallelism at issue, "
+                  "the share of the run the CPU was busy (servers included), "
                   "seconds.", ""]
         lines += table(["policy", "point", "Flash", "moved / asked", "activations",
-                        "moved", "reads served", "parallelism", "seconds"],
+                        "moved", "asked for room", "reads served", "parallelism",
+                        "CPU busy", "seconds"],
                        effort_rows(run, share))
     lines += ["", "## Network RAM", ""] + netram_table(run)
     lines += ["", "## Pilot gate", "", PILOT_RULE, ""] + (
@@ -245,10 +259,11 @@ def report_md(run, plots):
         lines += ["", "## Plots", ""] + [f"![{p}]({p})" for p in plots]
     lines += ["", "## Every run", ""] + table(
         ["config", "workload", "procs", "Flash", "rep", "order", "status", "seconds",
-         "prefetched", "asked", "activations"],
+         "prefetched", "asked", "for room", "activations"],
         [[c["config"], c["workload"], c["point"]["procs"] or "—", c["point"]["flash_speed"],
           c["rep"], c.get("seq", "—"), c["status"], fmt(c.get("seconds"), 3),
           fmt(c.get("prefetched"), 0), fmt(c.get("prefetch_target"), 0),
+          fmt(c.get("prefetch_room_target"), 0),
           fmt(c.get("prefetch_activations"), 0)] for c in run["cells"]])
     return "\n".join(lines) + "\n"
 

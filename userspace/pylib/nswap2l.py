@@ -92,6 +92,11 @@ def parse_status(line):
     st["prefetch_target"] = st["prefetch_activations"] = None
     if len(w) - i >= len(PREFETCH_EFFORT):
         i = _counters(st, w, i, PREFETCH_EFFORT)
+    # And then how much of that target the policy asked for to keep room
+    # on Network RAM (auto's room rule); None from a module before it.
+    st["prefetch_room_target"] = None
+    if st["prefetch_target"] is not None and len(w) > i:
+        i = _counters(st, w, i, ("prefetch_room_target",))
     if i != len(w):
         raise ValueError(f"{len(w) - i} fields left over: {line}")
     return st

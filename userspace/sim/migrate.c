@@ -145,15 +145,17 @@ static void mig_round(struct sim_model *m, u64 target)
  * mig_plan(): a policy's plan() sees what the model knows, free room,
  * swap-outs and the first reads of prefetched slots (the model counts no
  * later ones), and no latency, queue or CPU time: the kernel's engine
- * measures those, the model has none.
+ * measures those, the model has none, and its CPUs wait on every read.
+ * @room: how much of the plan makes room on Network RAM.
  */
-static u64 mig_plan(struct sim_model *m, u64 swapouts)
+static u64 mig_plan(struct sim_model *m, u64 swapouts, u64 *room)
 {
 	struct n2l_pf_view v = {
 		.swapouts = swapouts,
 		.knob_amount = sim_mig_amount(m, swapouts),
 		.prefetched = m->c.prefetched - m->seen_prefetched,
 		.prefetch_reads = m->c.hits - m->seen_hits,
+		.cpu_idle_pm = 1000,	/* the model charges no CPU time */
 	};
 	enum n2l_medium md;
 
@@ -164,18 +166,21 @@ static u64 mig_plan(struct sim_model *m, u64 swapouts)
 		v.held[md] = m->held[md];
 		v.free[md] = sim_room(m, md);
 	}
+	*room = 0;
 	if (!m->pf->type->plan)
 		return v.knob_amount;
-	return m->pf->type->plan(m->pf, &v);
+	return m->pf->type->plan(m->pf, &v, room);
 }
 
 /* mig_target(). */
 static u64 mig_target(struct sim_model *m, u64 swapouts)
 {
-	u64 target = min_t(u64, mig_plan(m, swapouts), m->held[N2L_NETRAM]);
+	u64 room, target = mig_plan(m, swapouts, &room);
 
+	target = min_t(u64, target, m->held[N2L_NETRAM]);
 	if (target) {
 		m->c.target += target;
+		m->c.room_target += min(room, target);
 		m->c.activations++;
 	}
 	return target;

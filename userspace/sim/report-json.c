@@ -93,6 +93,8 @@ static void json_policy(FILE *f, const struct sim_result *r)
 	fprintf(f, ",\"prefetch_target\":%llu,\"prefetch_activations\":%llu",
 		(unsigned long long)r->c.target,
 		(unsigned long long)r->c.activations);
+	fprintf(f, ",\"prefetch_room_target\":%llu",
+		(unsigned long long)r->c.room_target);
 	for_each_medium(m)
 		held[m] = r->held[m];
 	json_media(f, "held", held);

@@ -119,6 +119,7 @@ struct sim_counts {
 	u64 ticks;			/* engine runs that had swap-outs */
 	u64 target;			/* slots the engine's runs set out to move */
 	u64 activations;		/* engine runs that had slots to move */
+	u64 room_target;		/* of the target, to make room */
 };
 
 struct sim_result {
