@@ -101,11 +101,15 @@ static int map_flush(struct n2l_store *s, struct bio *bio)
 
 	if (s->meta)
 		return n2l_meta_flush(s, bio);
-	/* Two flush bios per flush: one for each block medium present. */
+	/*
+	 * Two flush bios per flush, one for each block medium: with one
+	 * medium, the second completes at once (a medium's flush writes its
+	 * cache back; a second one would cost it again).
+	 */
 	if (dm_bio_get_target_bio_nr(bio) == 0)
 		bdev = flash ?: disk;
 	else
-		bdev = disk ?: flash;
+		bdev = flash ? disk : NULL;
 	if (!bdev) {
 		bio_endio(bio);
 		return DM_MAPIO_SUBMITTED;

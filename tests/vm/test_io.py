@@ -135,6 +135,27 @@ def test_flush_and_fua_reach_both_media(lab):
     fio_verify(dev.path, "randwrite", "4k", "8M", iodepth=4, extra="--sync=1")
 
 
+@pytest.mark.parametrize("media", ["flash", "disk", "flash+disk"])
+def test_a_flush_reaches_each_medium_once(lab, media):
+    """Each block medium present gets one flush per flush of the device:
+    with one medium, its one flush, not two (a medium's flush is a
+    cache write-back, not free)."""
+    f = lab.flash(16, cache_mb=4) if "flash" in media else None
+    d = lab.disk(16, cache_mb=4) if "disk" in media else None
+    dev = lab.device("n2l-flush1", table_line(8 << 11, f.path if f else "-",
+                                              d.path if d else "-"))
+    present = [m for m in (f, d) if m]
+    before = [m.stat()["flushes"] for m in present]
+    fd = os.open(dev.path, os.O_RDWR)
+    try:
+        for _ in range(10):
+            os.fsync(fd)    # blkdev_fsync: one empty REQ_PREFLUSH
+    finally:
+        os.close(fd)
+    got = [m.stat()["flushes"] - b for m, b in zip(present, before)]
+    assert got == [10] * len(present), f"{media}: flushes per medium {got} for 10"
+
+
 @pytest.mark.parametrize("mode,seconds", [("owned", 20), ("shared", 10)])
 def test_overwrite_discard_read_races(lab, mode, seconds):
     # Flash holds half the device: discards free flash blocks, and later
