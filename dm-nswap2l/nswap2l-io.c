@@ -97,16 +97,20 @@ static int map_flush(struct n2l_store *s, struct bio *bio)
 {
 	struct block_device *flash = s->media[N2L_FLASH].bdev;
 	struct block_device *disk = s->media[N2L_DISK].bdev;
+	bool first = dm_bio_get_target_bio_nr(bio) == 0;
 	struct block_device *bdev;
 
-	if (s->meta)
-		return n2l_meta_flush(s, bio);
 	/*
-	 * Two flush bios per flush, one for each block medium: with one
-	 * medium, the second completes at once (a medium's flush writes its
-	 * cache back; a second one would cost it again).
+	 * Two flush bios per flush, one for each block medium. A medium's
+	 * flush writes its cache back, so none gets two: with one medium the
+	 * second bio completes at once, and with a metadata device so does
+	 * the second while the first waits for a commit, which flushes all.
 	 */
-	if (dm_bio_get_target_bio_nr(bio) == 0)
+	if (s->meta && first)
+		return n2l_meta_flush(s, bio);
+	if (s->meta)
+		bdev = NULL;
+	else if (first)
 		bdev = flash ?: disk;
 	else
 		bdev = flash ? disk : NULL;

@@ -279,7 +279,11 @@ static void meta_work(struct work_struct *w)
 	bio_list_init(&mt->waiters);
 	spin_unlock_irq(&s->lock);
 
-	if (sync_meta(mt, 0))
+	/*
+	 * A periodic run with nothing to commit flushes nothing: a flush
+	 * writes a medium's cache back, which an idle device need not pay.
+	 */
+	if ((!bio_list_empty(&done) || need_commit(mt)) && sync_meta(mt, 0))
 		st = BLK_STS_IOERR;
 	while ((bio = bio_list_pop(&done))) {
 		bio->bi_status = st;

@@ -391,6 +391,33 @@ def test_one_commit_per_flush_not_per_write(lab):
     assert after - before < writes / 8
 
 
+def test_a_flush_flushes_each_medium_once_and_an_idle_device_nothing(lab):
+    """A flush of the device is one commit's work: each data medium
+    flushed once (not once for each of the target's flush bios), the map
+    written only if it changed. The periodic commit of a device with
+    nothing to commit flushes nothing (a flush writes a medium's cache
+    back: an idle device would cost its media one a second)."""
+    f, m = lab.flash(16, cache_mb=4), lab.nullb(4, cache_mb=4)
+    dev = lab.device("n2l-meta-fl", meta_table(8, f.path, "-", m.path))
+    n2l.write_pattern(dev.path, 0, MB, 3)
+    fd = os.open(dev.path, os.O_RDWR)
+    try:
+        os.fsync(fd)            # commits the writes
+        time.sleep(1.5)         # a periodic run, which may find the last of them
+        fb, mb, gen = f.stat()["flushes"], m.stat()["flushes"], metadata_state(dev)[1]
+        time.sleep(2.5)         # two periodic runs with nothing to commit
+        idle = (f.stat()["flushes"] - fb, m.stat()["flushes"] - mb)
+        for _ in range(10):
+            os.fsync(fd)
+        flushed = (f.stat()["flushes"] - fb - idle[0], m.stat()["flushes"] - mb - idle[1])
+    finally:
+        os.close(fd)
+    assert idle == (0, 0), f"an idle device flushed Flash and metadata {idle} times"
+    assert flushed == (10, 0), f"10 flushes with the map unchanged flushed Flash and " \
+        f"metadata {flushed} times"
+    assert metadata_state(dev)[1] == gen
+
+
 def test_a_failed_metadata_write_fails_writes_and_discards_not_reads(lab):
     f, m = lab.flash(16), lab.nullb(4)
     mpath, sectors = flakey(lab, "n2l-fail-m", m)
