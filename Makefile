@@ -7,6 +7,7 @@
 # make demo       a device with emulated Flash and disk, swapped onto in a VM
 # make bench-overhead   nswap2l against dm-linear on null_blk (results/)
 # make bench-netram     Network RAM against swap over NBD (results/)
+# make bench-meta       what the metadata device costs: swap, fsync on ext4 (results/)
 # make bench            the workloads on every configuration, quick (results/)
 # make bench-full       the same, the whole matrix at full size (results/)
 # make bench-sweep      when prefetching to Flash pays: link delay x Flash latency (results/)
@@ -28,7 +29,7 @@ PORTABLE_SRC := dm-nswap2l/slotmap.c dm-nswap2l/runalloc.c $(wildcard policies/*
 PORTABLE_HDR := $(wildcard dm-nswap2l/*.h policies/*.h userspace/include/*.h)
 TOOLS := build/tools/n2l-pattern build/tools/n2l-race
 
-.PHONY: all setup module modules media tools unit lint vm-test check deb demo bench-overhead bench-netram \
+.PHONY: all setup module modules media tools unit lint vm-test check deb demo bench-overhead bench-netram bench-meta \
 	bench bench-full bench-sweep bench-prefetch bench-unit tools-unit packages-test chaos-long clean
 
 all: module tools
@@ -111,6 +112,10 @@ bench-overhead: setup
 bench-netram: setup
 	$(MAKE) --no-print-directory module nswapd
 	userspace/bench/netram
+
+bench-meta: setup
+	$(MAKE) --no-print-directory module tools workloads
+	userspace/bench/meta
 
 bench: setup
 	$(MAKE) --no-print-directory module media nswapd workloads

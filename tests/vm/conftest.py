@@ -128,9 +128,22 @@ class Lab:
         return sp
 
     def device(self, name, table):
-        d = n2l.Device(name, table)
+        d = n2l.Device(name, self.with_metadata(table))
         self.devices.append(d)
         return d
+
+    def with_metadata(self, table):
+        """With N2L_TEST_METADATA=1, an nswap2l table with Flash or disk
+        and no metadata device gets one of its own (a fresh null_blk), so
+        that the suite runs with the slot map kept as well as without."""
+        w = table.split()
+        if (os.environ.get("N2L_TEST_METADATA") != "1" or len(w) < 7 or
+                w[2] != "nswap2l" or w[3] == w[4] == "-" or "metadata:" in table):
+            return table
+        gib = int(w[1]) / (2 << 20)
+        meta = self.nullb(4 + int(8 * gib))     # about 4 MiB a GiB of slots
+        w[6:7] = [str(int(w[6]) + 1), f"metadata:{meta.path}"]
+        return " ".join(w)
 
     def cleanup(self):
         try:
