@@ -32,8 +32,18 @@ _kmsg = []     # its descriptor, once opened
 
 def settle():
     """Wait until udev is done with the events it has queued: it probes a
-    device-mapper device (blkid reads it) when the device is resumed."""
-    sh("udevadm settle")
+    device-mapper device (blkid reads it) when the device is resumed.
+    Settling is idempotent, so a settle that lost udevd is asked again:
+    under load (eight guests on two cores) udevd once dropped its control
+    connection ("Failed to wait for daemon to reply: Broken pipe")."""
+    for _ in range(3):
+        p = run("udevadm settle")
+        if p.returncode == 0:
+            return
+        if "daemon" not in p.stderr:
+            break
+        time.sleep(1)
+    raise CommandError(f"'udevadm settle' exited {p.returncode}: {p.stderr}")
 
 
 UDEV_RULES = "/run/udev/rules.d"
