@@ -66,42 +66,34 @@ def table(target, flash, meta):
 
 
 def create(target):
+    """A fresh device of @target (an n2llab.Device: dm-linear too)."""
     if target == "nswap2l+metadata":
         # formatted anew: a map left by the last run would be loaded
         sh(f"dd if=/dev/zero of={META.path} bs=1M count={META_MB} oflag=direct status=none")
-    sh(f"dmsetup create {NAME} --table '{table(target, FLASH.path, META.path)}'")
-    path = f"/dev/mapper/{NAME}"
-    write_back(path)
-    return path
+    dev = n2llab.Device(NAME, table(target, FLASH.path, META.path))
+    write_back(dev.path)
+    return dev
 
 
-def remove():
-    sh(f"dmsetup remove --retry {NAME}")
-
-
-def sysfs_dir(path):
-    return f"/sys/block/dm-{os.minor(os.stat(path).st_rdev)}"
-
-
-def commits(path):
+def commits(dev):
     """Map commits so far; None without a metadata device."""
     try:
-        state = open(f"{sysfs_dir(path)}/nswap2l/metadata").read().split()
+        state = dev.sysfs_read("metadata").split()
     except FileNotFoundError:
         return None
     return int(state[2]) if state[0] != "none" else None
 
 
 def swap_run(target, argv, limit_mb):
-    path = create(target)
-    sh(f"mkswap -q {path} && swapon {path}")
+    dev = create(target)
+    sh(f"mkswap -q {dev.path} && swapon {dev.path}")
     try:
-        c0, t0 = commits(path), time.monotonic()
+        c0, t0 = commits(dev), time.monotonic()
         rc, output, figures = runner.run_in_cgroup(limit_mb, argv, timeout=1800)
-        seconds, c1 = time.monotonic() - t0, commits(path)
+        seconds, c1 = time.monotonic() - t0, commits(dev)
     finally:
-        sh(f"swapoff {path}")
-        remove()
+        sh(f"swapoff {dev.path}")
+        dev.remove()
     line = output.strip().splitlines()[-1] if output.strip() else ""
     if rc or "status=ok" not in line:
         raise RuntimeError(f"{target}: workload failed ({rc}): {output[-500:]}")
@@ -112,24 +104,24 @@ def swap_run(target, argv, limit_mb):
 
 
 def fsync_run(target, runtime):
-    path = create(target)
+    dev = create(target)
     try:
-        sh(f"mkfs.ext4 -q -F {path}")
+        sh(f"mkfs.ext4 -q -F {dev.path}")
         os.makedirs(MNT, exist_ok=True)
-        sh(f"mount {path} {MNT}")
+        sh(f"mount {dev.path} {MNT}")
         try:
             # fio fallocates the file: the first write of each block maps
             # a slot, a change the next flush must commit
             sh("sync")
-            f0, c0 = FLASH.stat()["flushes"], commits(path)
+            f0, c0 = FLASH.stat()["flushes"], commits(dev)
             out = sh(f"fio --name=fs --directory={MNT} --filename=f --size=64M "
                      f"--rw=randwrite --bs=4k --fsync=32 --ioengine=psync "
                      f"--time_based --runtime={runtime} --output-format=json")
-            f1, c1 = FLASH.stat()["flushes"], commits(path)
+            f1, c1 = FLASH.stat()["flushes"], commits(dev)
         finally:
             sh(f"umount {MNT}")
     finally:
-        remove()
+        dev.remove()
     job = json.loads(out[out.index("{"):])["jobs"][0]
     return {"iops": job["write"]["iops"], "fsyncs": job["sync"]["total_ios"],
             "flash_flushes": f1 - f0, "commits": None if c0 is None else c1 - c0}
