@@ -830,6 +830,8 @@ int n2l_mig_init(struct n2l_store *s)
 			return -ENOMEM;
 		mig->idle[mig->nr_idle++] = mv;
 	}
+	/* The first view's idle share counts from here, not from boot. */
+	cpus_idle_pm(&mig->seen);
 	return 0;
 }
 

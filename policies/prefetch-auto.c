@@ -47,9 +47,11 @@
  *    otherwise have waited for it: with them busy, a read waits while
  *    other work runs, and a move only adds work (a Network RAM read, a
  *    Flash write). So what a read saves is weighed by the share of CPU
- *    time spent idle or waiting on I/O in the interval, and under
- *    AUTO_IDLE per mille of it auto neither probes nor moves for speed:
- *    a moved slot would have to be read over 1000 / AUTO_IDLE times.
+ *    time spent idle or waiting on I/O (the lesser of the interval's and
+ *    its running average over about AUTO_IDLE_AVG activations, so that
+ *    idle spells in a busy run do not count), and under AUTO_IDLE per
+ *    mille of it auto neither probes nor moves for speed: a moved slot
+ *    would have to be read over 1000 / AUTO_IDLE times.
  *
  * Otherwise nothing moves: with Network RAM holding all the swap and
  * faster than Flash, auto is no prefetching at all. It never plans more
@@ -68,6 +70,7 @@
 #define AUTO_PROBE	64	/* slots of a probe */
 #define AUTO_REPROBE	64	/* activations held back before a new probe */
 #define AUTO_IDLE	100	/* per mille of CPU time idle worth moving for */
+#define AUTO_IDLE_AVG	16	/* activations the idle share is averaged over */
 
 struct auto_policy {
 	struct age_policy age;
@@ -78,6 +81,8 @@ struct auto_policy {
 	u64 moved;		/* slots moved, and reads of moved slots, */
 	u64 moved_reads;	/* both halved at each activation that moves */
 	u32 held_back;		/* activations the speed rule did not pay */
+	u32 idle_avg;		/* running average of the idle share */
+	bool planned;		/* plan() ran: idle_avg holds a measure */
 };
 
 static struct auto_policy *to_auto(struct n2l_prefetch *p)
@@ -121,14 +126,34 @@ static bool slower(u64 slow, u64 fast)
 	return slow * 100 > fast * (100 + AUTO_FASTER);
 }
 
+/*
+ * The CPUs' idle share that moving may count on: the lesser of the last
+ * interval's and its running average over about AUTO_IDLE_AVG
+ * activations. A run that keeps the CPUs busy has short idle spells
+ * (a burst of reads waiting on a server); they do not make the CPU time
+ * a move costs free, and a move made in one delays the work after it.
+ * Busy again, auto stops at once.
+ */
+static u32 idle_share(struct auto_policy *a, u32 idle_pm)
+{
+	if (!a->planned)
+		a->idle_avg = idle_pm;
+	else
+		a->idle_avg = (a->idle_avg * (AUTO_IDLE_AVG - 1) + idle_pm) /
+			      AUTO_IDLE_AVG;
+	a->planned = true;
+	return min(a->idle_avg, idle_pm);
+}
+
 /* Slots to move, oldest first, to keep room for the next swap-outs. */
-static u64 plan_room(struct auto_policy *a, const struct n2l_pf_view *v)
+static u64 plan_room(struct auto_policy *a, const struct n2l_pf_view *v,
+		     u32 idle_pm)
 {
 	u64 burst = max(v->swapouts, a->swapouts_avg) * AUTO_HEADROOM;
 	u64 net = mean_read_us(v, N2L_NETRAM), flash = mean_read_us(v, N2L_FLASH);
 	u64 free = v->free[N2L_NETRAM], want;
 
-	if (v->cpu_idle_pm < AUTO_IDLE || (flash && slower(net, flash)))
+	if (idle_pm < AUTO_IDLE || (flash && slower(net, flash)))
 		return 0;
 	/* Writes can take no more room than the slots not there yet. */
 	burst = min_t(u64, burst, v->slots - v->held[N2L_NETRAM]);
@@ -164,13 +189,14 @@ static bool moving_pays(const struct auto_policy *a, u64 net, u64 flash,
 }
 
 /* Slots to move, newest first, to spread reads over the faster medium. */
-static u64 plan_speed(struct auto_policy *a, const struct n2l_pf_view *v)
+static u64 plan_speed(struct auto_policy *a, const struct n2l_pf_view *v,
+		      u32 idle_pm)
 {
 	u64 net = mean_read_us(v, N2L_NETRAM), flash = mean_read_us(v, N2L_FLASH);
 	u32 qnet = v->reads_inflight[N2L_NETRAM];
 	u64 probe = min_t(u64, AUTO_PROBE, v->knob_amount);
 
-	if (v->cpu_idle_pm < AUTO_IDLE)
+	if (idle_pm < AUTO_IDLE)
 		return 0;
 	if (!flash)
 		return qnet >= AUTO_PROBE_QD ? probe : 0;
@@ -183,7 +209,7 @@ static u64 plan_speed(struct auto_policy *a, const struct n2l_pf_view *v)
 		a->held_back = 0;
 		return probe;
 	}
-	if (!moving_pays(a, net, flash, v->cpu_idle_pm))
+	if (!moving_pays(a, net, flash, idle_pm))
 		return 0;
 	a->held_back = 0;
 	return v->knob_amount;
@@ -196,13 +222,14 @@ static u64 auto_plan(struct n2l_prefetch *p, const struct n2l_pf_view *v,
 	u64 reread = v->prefetched ?
 		     div64_u64(v->prefetch_reads * 1000, v->prefetched) : 0;
 	u64 cold, hot, room = v->free[N2L_FLASH] / 2;
+	u32 idle_pm = idle_share(a, v->cpu_idle_pm);
 
 	a->swapouts_avg = (a->swapouts_avg + v->swapouts) / 2;
 	if (v->prefetched)
 		a->reread_avg = (a->reread_avg + reread) / 2;
 	count_moved_reads(a, v);
-	cold = min(plan_room(a, v), room);
-	hot = min(plan_speed(a, v), room - cold);
+	cold = min(plan_room(a, v, idle_pm), room);
+	hot = min(plan_speed(a, v, idle_pm), room - cold);
 	a->cold = cold;
 	a->hot = hot;
 	*room_asked = cold;

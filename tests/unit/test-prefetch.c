@@ -336,9 +336,6 @@ TEST(prefetch_auto_weighs_what_a_read_saves_by_the_cpus_idle_time)
 	struct n2l_prefetch *p = auto_with_slots();
 	struct n2l_pf_view v = auto_speed_view();
 
-	v.cpu_idle_pm = 50;		/* busy 95%: not even a probe */
-	CHECK_EQ(plan(p, &v), 0);
-	v.cpu_idle_pm = 1000;
 	CHECK_EQ(plan(p, &v), 64);
 	v.prefetched = 64;
 	v.prefetch_reads = 200;	/* 3.1 reads a slot, 5625 us saved in all */
@@ -349,6 +346,37 @@ TEST(prefetch_auto_weighs_what_a_read_saves_by_the_cpus_idle_time)
 	v.cpu_idle_pm = 500;	/* 2812 do */
 	CHECK_EQ(plan(p, &v), 1000);
 	v.cpu_idle_pm = 90;	/* what it measured, but the CPUs are busy */
+	CHECK_EQ(plan(p, &v), 0);
+	p->type->destroy(p);
+
+	p = auto_with_slots();
+	v = auto_speed_view();
+	v.cpu_idle_pm = 50;	/* busy 95%: not even a probe */
+	CHECK_EQ(plan(p, &v), 0);
+	p->type->destroy(p);
+}
+
+/*
+ * A run that keeps the CPUs busy has spells of waiting (a burst of reads
+ * behind a server); they do not make a move's CPU time free. auto counts
+ * on idle time once it lasts (the lesser of its running average over
+ * about 16 activations and the last interval's): a spell of one interval
+ * never counts, however idle, two do; busy again, it stops at once.
+ */
+TEST(prefetch_auto_does_not_count_on_idle_spells_in_a_busy_run)
+{
+	struct n2l_prefetch *p = auto_with_slots();
+	struct n2l_pf_view v = auto_view();
+	u32 i;
+
+	auto_reads(&v, 200, 300, 0, 0);
+	v.cpu_idle_pm = 20;
+	for (i = 0; i < 8; i++)
+		CHECK_EQ(plan(p, &v), 0);
+	v.cpu_idle_pm = 1000;		/* a spell: the average is 81 */
+	CHECK_EQ(plan(p, &v), 0);
+	CHECK_EQ(plan(p, &v), 10);	/* it lasts: 138 */
+	v.cpu_idle_pm = 50;		/* busy again */
 	CHECK_EQ(plan(p, &v), 0);
 	p->type->destroy(p);
 }
