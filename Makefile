@@ -12,6 +12,7 @@
 # make bench-full       the same, the whole matrix at full size (results/)
 # make bench-sweep      when prefetching to Flash pays: link delay x Flash latency (results/)
 # make bench-prefetch   whether and when prefetching pays: none, lrs, mrs, auto, paired, with CIs (results/)
+# make bench-crypto     what Network RAM's security costs a page on this CPU, natively (results/)
 #
 # The module is built for KVER (userspace/kver: default the newest 6.1,
 # Debian 12's kernel, with headers installed), not for the running kernel.
@@ -27,10 +28,10 @@ PORTABLE_INC := -Iuserspace/include -Ipolicies -Idm-nswap2l
 PORTABLE_SRC := dm-nswap2l/slotmap.c dm-nswap2l/runalloc.c $(wildcard policies/*.c) \
 		userspace/lib/n2l-compat-user.c
 PORTABLE_HDR := $(wildcard dm-nswap2l/*.h policies/*.h userspace/include/*.h)
-TOOLS := build/tools/n2l-pattern build/tools/n2l-race
+TOOLS := build/tools/n2l-pattern build/tools/n2l-race build/tools/n2l-cryptobench
 
 .PHONY: all setup module modules media tools unit lint vm-test check deb demo bench-overhead bench-netram bench-meta \
-	bench bench-full bench-sweep bench-prefetch bench-unit tools-unit packages-test chaos-long clean
+	bench bench-full bench-sweep bench-prefetch bench-crypto bench-unit tools-unit packages-test chaos-long clean
 
 all: module tools
 
@@ -62,6 +63,13 @@ tools: $(TOOLS)
 build/tools/%: userspace/tools/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(UCFLAGS) -O2 -o $@ $<
+
+# A benchmark: built as nswapd is (nswap-net/nswapd.mk), optimised and not
+# instrumented, so that what it times is OpenSSL's work, not the
+# sanitizers'; tests/bench/test_crypto.py builds it under them.
+build/tools/n2l-cryptobench: userspace/bench/crypto/n2l-cryptobench.c nswap-net/n2l-proto.h
+	@mkdir -p $(dir $@)
+	$(CC) $(NSWAPD_CFLAGS) -Inswap-net -o $@ $< -lcrypto
 
 build/unit: $(wildcard tests/unit/*.c tests/unit/*.h) $(PORTABLE_SRC) $(PORTABLE_HDR)
 	@mkdir -p build
@@ -132,6 +140,13 @@ bench-sweep: setup
 bench-prefetch: setup
 	$(MAKE) --no-print-directory module media nswapd workloads
 	userspace/bench/run prefetch
+
+# What psk: (a ChaCha20-Poly1305 tag on every frame) and encrypt: (AES-256-GCM
+# on every page) cost a 4 KiB page in CPU time on this machine, natively:
+# results/netram/crypto-native.{json,md}. Needs only a C compiler and
+# libssl-dev (make setup installs them), no VM.
+bench-crypto: build/tools/n2l-cryptobench
+	python3 userspace/bench/crypto.py
 
 # The runner's parsing and report, on the host
 bench-unit:
