@@ -28,9 +28,14 @@ ENTRIES = {
 }
 
 
+SERVERS = {0: "10.0.0.1:7070", 5: "[fd00::5]:7071"}
+GROUPS = {3: [0, 5]}
+
+
 def image(tmp_path, entries=ENTRIES, **kw):
     path = str(tmp_path / "meta.img")
-    kw = {"flash_blocks": FLASH, "disk_blocks": DISK, **kw}
+    kw = {"flash_blocks": FLASH, "disk_blocks": DISK, "servers": SERVERS,
+          "groups": GROUPS, **kw}
     return path, meta.format_image(path, SLOTS, entries=entries, **kw)
 
 
@@ -127,6 +132,73 @@ def test_a_clean_image_checks_ok_and_dumps_the_entries_written(tmp_path):
                           "      1199 disk    block 49"]
     assert "generation     1" in lines and "flags          0x1 (clean)" in lines
     assert len(meta.dump_lines(m, all_slots=True)) == len(lines) - len(ENTRIES) + SLOTS
+
+
+def netram_block_nr(gen):
+    return meta.netram_block_nr(gen % 2, meta.map_blocks(SLOTS))
+
+
+def test_format_2_names_the_servers_and_groups_of_network_ram_slots(tmp_path):
+    path, _ = image(tmp_path)
+    m = meta.load(path)
+    assert (m.netram.nr, m.netram.vers_floor) == (netram_block_nr(1), 1 << 28)
+    assert m.netram.servers == SERVERS and m.netram.groups == GROUPS
+    lines = meta.dump_lines(m)
+    assert "server 0       10.0.0.1:7070" in lines
+    assert "server 5       [fd00::5]:7071" in lines
+    assert "group 3        servers 0 5" in lines
+    out = meta.dump_json(m)["netram"]
+    assert out["servers"] == {"0": "10.0.0.1:7070", "5": "[fd00::5]:7071"}
+    assert out["groups"] == {"3": [0, 5]} and out["vers_floor"] == 1 << 28
+
+
+def test_a_network_ram_slot_of_a_group_without_servers_is_lost_at_load(tmp_path):
+    path, _ = image(tmp_path, groups={})
+    m = meta.load(path)
+    assert m.status == 0 and m.netram_lost == 1
+    assert "(1 of the Network RAM ones lost at load)" in meta.summary(m)
+
+
+def test_format_1_is_read_and_its_network_ram_slots_are_lost_at_load(tmp_path):
+    path, _ = image(tmp_path, version=meta.V1)
+    m = meta.load(path)
+    assert m.status == 0 and m.sb.version == 1 and m.netram is None
+    assert m.netram_lost == 1
+    assert os.path.getsize(path) == meta.device_blocks(SLOTS, meta.V1) * meta.BLOCK
+
+
+def test_a_version_at_or_above_the_floor_is_an_error(tmp_path):
+    path, w = image(tmp_path)
+    w.vers_floor = 42
+    w.commit(ENTRIES)
+    m = meta.load(path)
+    assert m.errors == ["block 2, slot 1: Network RAM version 42 is not below the floor 42"]
+
+
+@pytest.mark.parametrize("groups,servers,want", [
+    ({3: [5, 0]}, SERVERS, "group 3: members [5, 0, 255] are not sorted servers it names"),
+    ({3: [0, 6]}, SERVERS, "group 3: members [0, 6, 255] are not sorted servers it names"),
+    (GROUPS, {**SERVERS, 7: "10.0.0.7:0"}, "server 7: port 0"),
+])
+def test_a_network_ram_block_that_does_not_hold_together_is_an_error(tmp_path, groups,
+                                                                      servers, want):
+    path, _ = image(tmp_path, groups=groups, servers=servers)
+    m = meta.load(path)
+    assert m.errors == [f"block {netram_block_nr(1)} (Network RAM block of area 1): {want}"]
+
+
+def test_a_damaged_network_ram_block_is_an_error(tmp_path):
+    path, _ = image(tmp_path)
+    rewrite(path, netram_block_nr(1), flip_bit(40), reseal=False)
+    m = meta.load(path)
+    assert m.errors == [f"block {netram_block_nr(1)} (Network RAM block of area 1): "
+                        "checksum mismatch; Network RAM slots are not checked"]
+    assert m.netram_lost == 1
+    path, _ = image(tmp_path)
+    rewrite(path, netram_block_nr(1), flip_bit(9))
+    m = meta.load(path)
+    assert m.errors == [f"block {netram_block_nr(1)} (Network RAM block of area 1): "
+                        "written by generation 257, not the superblock's 1"]
 
 
 def test_the_newest_generation_is_the_committed_map(tmp_path):
@@ -232,10 +304,10 @@ def test_a_map_blocks_header_is_checked(tmp_path):
 
 def test_a_newer_version_is_refused(tmp_path):
     path, _ = image(tmp_path)
-    rewrite(path, 1, sb_change(version=2))
+    rewrite(path, 1, sb_change(version=3))
     m = meta.load(path)
     assert m.sb is None
-    assert m.errors == ["block 1: format version 2 is newer than this tool's (1)"]
+    assert m.errors == ["block 1: format version 3 is newer than this tool's (2)"]
 
 
 def test_a_too_small_device_says_the_size_needed(tmp_path):
@@ -244,7 +316,7 @@ def test_a_too_small_device_says_the_size_needed(tmp_path):
     m = meta.load(path)
     assert m.status == 1
     assert m.errors == ["block 1 (superblock of generation 1): device is 20480 bytes, "
-                        "too small: 1200 slots need 32768 bytes (8 blocks)"]
+                        "too small: 1200 slots need 40960 bytes (10 blocks)"]
 
 
 def test_superblock_fields_that_place_the_map_are_checked(tmp_path):

@@ -137,6 +137,15 @@ def server_held_pages(dev, server):
     return server_line(dev, server)["server_held"]
 
 
+def remove_dropping_pages(dev):
+    """Remove @dev so that its servers keep nothing of it: a device with a
+    metadata device leaves its pages for its next load, so it is first
+    discarded whole, as a user done with it would."""
+    if "metadata:" in dev.table():
+        sh(f"blkdiscard {dev.path}")
+    dev.remove()
+
+
 def server_pages_in_use(server):
     """Pages a page server holds for anyone, whatever device or client:
     its capacity less its free pages, asked over a connection of our own

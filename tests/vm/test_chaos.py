@@ -196,7 +196,7 @@ def test_chaos_with_product_defaults_and_two_replicas_loses_nothing(lab):
     assert sum(missing.values()) == 0 and sum(ever.values()) == 0, (missing, ever)
     assert st["rereplicated"] > 0 and st["returned_pages"] > 0 and st["discarded"] > 0
     sh(f"swapoff {dev.path}")
-    dev.remove()
+    n2l.remove_dropping_pages(dev)
     for srv in servers:
         n2l.wait_for(lambda: n2l.server_pages_in_use(srv) == 0, timeout=60,
                      what=f"{srv.name} to hold nothing of the device")
@@ -220,7 +220,7 @@ def test_chaos_with_one_replica_reports_exactly_what_died(lab):
     report(f"chaos, one replica: the killed server held {held[victim.name]} slots; "
            f"lost {st['lost']}; scan: {good} good, {wrong} wrong, {eio} EIO")
     assert wrong == 0 and eio == st["lost"] and good == CHAOS1_MB * 256 - eio
-    dev.remove()
+    n2l.remove_dropping_pages(dev)
     for srv in servers:
         n2l.wait_for(lambda: n2l.server_pages_in_use(srv) == 0, timeout=60,
                      what=f"{srv.name} to hold nothing of the device")

@@ -150,7 +150,7 @@ def assert_servers_settled(dev, servers, timeout=60):
 
 
 def assert_nothing_left_after_remove(dev, servers):
-    dev.remove()
+    n2l.remove_dropping_pages(dev)
     left = {}
 
     def empty():

@@ -3,6 +3,7 @@ crashes and power cuts; what is not this device's map is refused, and
 nothing is written to it."""
 import fcntl
 import hashlib
+import json
 import mmap
 import os
 import random
@@ -21,8 +22,9 @@ BLOCK = 4096
 TMP = "/tmp/n2l"
 
 
-def meta_table(mb, flash, disk, meta, features=()):
-    return table_line(mb << 11, flash, disk, features=(*features, f"metadata:{meta}"))
+def meta_table(mb, flash, disk, meta, features=(), servers=()):
+    return table_line(mb << 11, flash, disk, features=(*features, f"metadata:{meta}"),
+                      servers=servers)
 
 
 def read_bytes(path, offset=0, length=None):
@@ -116,12 +118,107 @@ def test_what_is_not_this_devices_map_is_refused_and_left_as_it_was(lab):
     # too small: a metadata device of 16 KiB
     sh(f"dmsetup create n2l-meta-small --table '0 32 linear {m.path} 0'")
     try:
-        need = (2 + 2 * -(-6144 // 510)) * BLOCK
+        need = (2 + 2 * -(-6144 // 510) + 2) * BLOCK
         create_fails("n2l-meta-r", meta_table(24, f.path, d.path, "/dev/mapper/n2l-meta-small"),
                      f"needs {need} bytes")
     finally:
         sh("dmsetup remove n2l-meta-small")
     assert read_bytes(m.path) == image
+
+
+def nswapd(lab, mb):
+    """An nswapd donating exactly mb MiB."""
+    return lab.server("nswapd", ["--min-mb", str(mb), "--max-mb", str(mb),
+                                 "--reserve-mb", "0", "--interval-ms", "200"])
+
+
+def servers_up(dev, n):
+    st = dev.status()
+    return sum(1 for s in st["servers"] if s["state"] == "up") >= n and st
+
+
+def test_network_ram_slots_outlive_the_device_on_the_servers_that_kept_them(lab):
+    """A device with metadata leaves its pages on its servers when it
+    goes; loaded again it adds the servers back under the same device id,
+    reconciles, and keeps every slot a server still holds. A server that
+    restarted meanwhile kept nothing: its slots read as -EIO and count as
+    lost, never as zeros or another slot's data."""
+    a, b = nswapd(lab, 8), nswapd(lab, 8)
+    f, m = lab.flash(16), lab.nullb(4)
+    table = table_line(16 << 11, f.path, "-", features=(f"metadata:{m.path}",),
+                       servers=[a.name, b.name])
+    dev = lab.device("n2l-meta-net", table)
+    n2l.wait_for(lambda: servers_up(dev, 2), what="servers up")
+    n2l.write_pattern(dev.path, 0, 12 * MB, 21)
+    st = dev.status()
+    held = {s["name"]: s["held"] for s in st["servers"]}
+    assert st["netram"]["held"] == 3072 and min(held.values()) > 0, st
+    dev.remove()
+    assert n2l.server_pages_in_use(a) == held[a.name], "a's pages were dropped"
+    first = meta_dump(m.path)
+    assert sorted(first["netram"]["servers"].values()) == sorted([a.name, b.name]), first
+
+    n2l.dmesg_new()
+    dev = lab.device("n2l-meta-net", table)
+    assert "loaded from metadata generation" in "\n".join(n2l.dmesg_new())
+    st = n2l.wait_for(lambda: servers_up(dev, 2), what="servers reconciled")
+    assert st["netram"]["held"] == 3072 and st["lost"] == 0, st
+    assert {s["name"]: s["held"] for s in st["servers"]} == held
+    assert n2l.scan_pattern(dev.path, 0, 12 * MB, 21) == (3072, 0, 0)
+    dev.remove()
+
+    b.restart()                 # a new process: it holds nothing of ours
+    dev = lab.device("n2l-meta-net", table)
+    n2l.wait_for(lambda: servers_up(dev, 2), what="servers reconciled")
+    assert n2l.scan_pattern(dev.path, 0, 12 * MB, 21) == \
+        (held[a.name], 0, held[b.name])
+    st = n2l.wait_for(lambda: (lambda s: s["lost"] == held[b.name] and s)(dev.status()),
+                      what=f"{held[b.name]} slots counted lost")
+    assert st["netram"]["held"] == held[a.name], st
+    # what was lost is written again, and stays
+    n2l.write_pattern(dev.path, 0, 12 * MB, 22)
+    dev.remove()
+    dev = lab.device("n2l-meta-net", table)
+    n2l.wait_for(lambda: servers_up(dev, 2), what="servers reconciled")
+    assert n2l.scan_pattern(dev.path, 0, 12 * MB, 22) == (3072, 0, 0)
+    dev.remove()
+    # no version handed out twice: every load goes on above the floor
+    last = meta_dump(m.path)
+    versions = [e["version"] for e in last["entries"] if e["medium"] == "netram"]
+    assert len(versions) == 3072 and min(versions) >= first["netram"]["vers_floor"], \
+        (min(versions), first["netram"]["vers_floor"])
+
+
+def meta_dump(path):
+    """n2lctl meta dump --json of a metadata device no table holds."""
+    p = run(f"python3 {N2LCTL} meta dump --json {path}")
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def test_format_1_metadata_is_loaded_and_rewritten_in_format_2(lab):
+    """Metadata of format 1 (no Network RAM block) loads as it did: its
+    Flash and disk slots where they were, its Network RAM slots lost; a
+    device with room for the Network RAM blocks is rewritten in format 2."""
+    import n2lmeta
+    f, d, m = lab.flash(16), lab.disk(16), lab.nullb(4)
+    image = os.path.join(TMP, "meta-v1.img")
+    os.makedirs(TMP, exist_ok=True)
+    n2lmeta.format_image(image, 6144, 4096, 4096, version=n2lmeta.V1, entries={
+        0: n2lmeta.entry(n2lmeta.FLASH, 5),
+        1: n2lmeta.entry(n2lmeta.NETRAM, n2lmeta.netram_loc(3, 42)),
+        6143: n2lmeta.entry(n2lmeta.DISK, 49)})
+    sh(f"dd if={image} of={m.path} bs=4k oflag=direct status=none")
+    rc, out = meta_check(m.path)
+    assert rc == 0 and "(1 of the Network RAM ones lost at load)" in out, out
+    n2l.dmesg_new()
+    dev = lab.device("n2l-meta-v1", meta_table(24, f.path, d.path, m.path))
+    assert "rewritten in format 2" in "\n".join(n2l.dmesg_new())
+    st = dev.status()
+    assert (st["flash"]["held"], st["disk"]["held"], st["lost"]) == (1, 1, 1), st
+    dev.remove()
+    dump = meta_dump(m.path)
+    assert dump["superblock"]["version"] == 2 and dump["netram"]["servers"] == {}, dump
 
 
 N2LCTL = os.path.join(n2l.REPO, "userspace", "n2lctl")
@@ -186,6 +283,11 @@ def test_corrupt_metadata_is_refused_and_a_torn_superblock_falls_back(lab):
     flipped = bytes([image[area * BLOCK + 100] ^ 0x10])
     corrupt_and_refuse(lab, m, f, d, area * BLOCK + 100, flipped, "map block 0 of area",
                        f"block {area}")
+    netram = 2 + 2 * map_blocks + (max(gens) & 1)
+    flipped = bytes([image[netram * BLOCK + 40] ^ 0x01])
+    corrupt_and_refuse(lab, m, f, d, netram * BLOCK + 40, flipped,
+                       f"Network RAM block of generation {max(gens)} is corrupt",
+                       f"block {netram} (Network RAM block of area")
     corrupt_and_refuse(lab, m, f, d, 0, os.urandom(2 * BLOCK), "Not an nswap2l metadata device",
                        "not an nswap2l metadata device")
     # a torn write of the newest superblock: the older generation loads
@@ -220,7 +322,7 @@ def set_flakey(names, sectors, media, cut):
         sh(f"dmsetup resume {n}")
 
 
-def cut_device(lab, name, mb_flash, mb_dev, mb_disk=0):
+def cut_device(lab, name, mb_flash, mb_dev, mb_disk=0, servers=()):
     """A device with metadata over Flash (and disk, given mb_disk), each
     behind dm-flakey; returns (device, power_cycle), where
     power_cycle(after_cut) drops every write from now on, calls after_cut
@@ -229,7 +331,8 @@ def cut_device(lab, name, mb_flash, mb_dev, mb_disk=0):
     media = [lab.flash(mb_flash)] + ([lab.disk(mb_disk)] if mb_disk else []) + [lab.nullb(4)]
     names = [f"{name}-{k}" for k in ("fdm" if mb_disk else "fm")]
     paths, sectors = zip(*(flakey(lab, n, x) for n, x in zip(names, media)))
-    table = meta_table(mb_dev, paths[0], paths[1] if mb_disk else "-", paths[-1])
+    table = meta_table(mb_dev, paths[0], paths[1] if mb_disk else "-", paths[-1],
+                       servers=servers)
     dev = lab.device(name, table)
 
     def power_cycle(after_cut=None):
@@ -343,6 +446,28 @@ def test_an_fsync_survives_a_power_cut_right_after_it(lab, no_periodic_commit):
             assert digest(fh.read()) == digest(data)
     finally:
         sh(f"umount {mnt}")
+
+
+def test_network_ram_slots_flushed_before_a_power_cut_come_back(lab, no_periodic_commit):
+    """The page servers outlive the client's power cut: the slots on
+    Network RAM that a flush committed come back from them; those written
+    after it read as zeros (the map never named them; reconciliation
+    drops their pages), never as -EIO or another slot's data."""
+    a, b = nswapd(lab, 8), nswapd(lab, 8)
+    dev, power_cycle = cut_device(lab, "n2l-cut-net", 16, 16, servers=[a.name, b.name])
+    n2l.wait_for(lambda: servers_up(dev, 2), what="servers up")
+    n2l.write_pattern(dev.path, 0, 8 * MB, 31)
+    sh(f"blockdev --flushbufs {dev.path}")          # a REQ_PREFLUSH: a commit
+    n2l.write_pattern(dev.path, 8 * MB, 4 * MB, 32)
+    assert dev.status()["netram"]["held"] == 3072
+    dev = power_cycle()
+    n2l.wait_for(lambda: servers_up(dev, 2), what="servers reconciled")
+    assert n2l.scan_pattern(dev.path, 0, 8 * MB, 31) == (2048, 0, 0)
+    good, _, eio = n2l.scan_pattern(dev.path, 8 * MB, 4 * MB, 32)
+    after = read_bytes(dev.path, 8 * MB, 4 * MB)
+    zero = sum(not any(after[i:i + BLOCK]) for i in range(0, len(after), BLOCK))
+    assert (good + zero, eio) == (1024, 0), (good, zero, eio)
+    assert dev.status()["lost"] == 0
 
 
 def test_a_write_waits_while_a_commit_trims_the_blocks_it_frees(lab, no_periodic_commit):

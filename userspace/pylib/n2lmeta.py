@@ -1,12 +1,18 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """The metadata device of the metadata:<dev> feature, read offline, as
 thin_check and thin_dump read dm-thin's: `n2lctl meta check` and
-`n2lctl meta dump`. The format (version 1) is dm-nswap2l/nswap2l-meta.h's,
+`n2lctl meta dump`. The format (version 2) is dm-nswap2l/nswap2l-meta.h's,
 which is authoritative; in short, in 4 KiB blocks, little-endian:
 
     block 0, 1        superblock copies; generation G's is in block G % 2
     2 .. 2+M-1        map area 0, M = ceil(nr_slots / 510) map blocks
     2+M .. 2+2M-1     map area 1; generation G's map is in area G % 2
+    2+2M, 2+2M+1      the Network RAM blocks of areas 0 and 1 (the servers
+                      at each index, each replica group's members, the
+                      version a loaded device goes on from)
+
+Version 1 has no Network RAM blocks (its Network RAM slots are lost at
+load); it is read too.
 
 The committed map is that of the valid superblock of the highest
 generation. Writer makes images the way the kernel commits, for the tests
@@ -14,6 +20,7 @@ and as the format in executable form.
 """
 import dataclasses
 import errno
+import ipaddress
 import os
 import stat
 import struct
@@ -21,7 +28,8 @@ import uuid
 
 BLOCK = 4096
 MAGIC = 0x314154454d4c324e      # "N2LMETA1"
-VERSION = 1
+VERSION = 2
+V1 = 1                          # without the Network RAM blocks
 CSUM_SEED = 0x6e326c6d
 SB_BLOCKS = 2
 ENTRIES = 510                   # per map block
@@ -36,10 +44,17 @@ LOST = 0x4 << 2                 # SME_LOST << SME_FLAGS_SHIFT
 RESERVED = 0xec                 # the volatile flags: ~N2L_META_ENTRY_MASK
 LOC_SHIFT = 8
 GROUP_BITS = 8                  # of a Network RAM location, below the version
+SERVERS = 64                    # server indices of a device
+GROUPS = 1 << GROUP_BITS
+REPLICAS = 3                    # members of a group at most
+NO_SERVER = 0xff                # a group's unused member
+AF_INET, AF_INET6 = 2, 10
 
 SB = struct.Struct("<IIQ16sQIIIIIIQ")
 MAP_HEADER = struct.Struct("<IIQ")
 MAP_ENTRIES = struct.Struct(f"<{ENTRIES}Q")
+NETRAM_HEADER = struct.Struct("<IIQQQ")     # csum, servers, gen, vers_floor, reserved
+SERVER = struct.Struct("<H2s16s")           # family, port (big-endian), address
 
 EXIT_OK, EXIT_ERRORS, EXIT_UNFORMATTED = 0, 1, 2
 
@@ -94,9 +109,13 @@ def map_blocks(nr_slots):
     return -(-nr_slots // ENTRIES)
 
 
-def device_blocks(nr_slots):
+def device_blocks(nr_slots, version=VERSION):
     """Blocks a metadata device needs for nr_slots: n2l_meta_blocks()."""
-    return SB_BLOCKS + 2 * map_blocks(nr_slots)
+    return SB_BLOCKS + 2 * map_blocks(nr_slots) + (2 if version > V1 else 0)
+
+
+def netram_block_nr(area, nr_map_blocks):
+    return SB_BLOCKS + 2 * nr_map_blocks + area
 
 
 def area_start(area, nr_map_blocks):
@@ -195,6 +214,102 @@ def pack_map_block(index, gen, values):
     return seal(MAP_HEADER.pack(0, index, gen) + MAP_ENTRIES.pack(*values))
 
 # ----------------------------------------------------------------------
+# Network RAM blocks
+
+
+def pack_server(addr):
+    """A server's "a.b.c.d:port" or "[v6]:port" as struct n2l_meta_server;
+    None: no server."""
+    if addr is None:
+        return bytes(SERVER.size)
+    host, _, port = addr.rpartition(":")
+    if host.startswith("["):
+        family, raw = AF_INET6, ipaddress.IPv6Address(host[1:-1]).packed
+    else:
+        family, raw = AF_INET, ipaddress.IPv4Address(host).packed.ljust(16, b"\0")
+    return SERVER.pack(family, int(port).to_bytes(2, "big"), raw)
+
+
+def unpack_server(raw):
+    """(address or None, problem or None) of a struct n2l_meta_server."""
+    family, port, addr = SERVER.unpack(raw)
+    port = int.from_bytes(port, "big")
+    if family == 0:
+        return None, (None if not any(raw) else "no family, but bytes set")
+    if family == AF_INET:
+        text = f"{ipaddress.IPv4Address(addr[:4])}:{port}"
+        if any(addr[4:]):
+            return text, "bytes set after its IPv4 address"
+    elif family == AF_INET6:
+        text = f"[{ipaddress.IPv6Address(addr)}]:{port}"
+    else:
+        return None, f"unknown address family {family}"
+    return text, (None if port else "port 0")
+
+
+def pack_netram_block(gen, vers_floor, servers, groups):
+    """The Network RAM block of commit gen: servers {index: address},
+    groups {group: sorted member indices}."""
+    raw_groups = bytearray([NO_SERVER] * (GROUPS * REPLICAS))
+    for g, members in groups.items():
+        raw_groups[g * REPLICAS:g * REPLICAS + len(members)] = bytes(members)
+    raw_servers = b"".join(pack_server(servers.get(i)) for i in range(SERVERS))
+    body = (NETRAM_HEADER.pack(0, SERVERS, gen, vers_floor, 0) + bytes(raw_groups)
+            + raw_servers)
+    return seal(body + bytes(BLOCK - len(body)))
+
+
+@dataclasses.dataclass
+class NetramBlock:
+    nr: int                 # on the device
+    vers_floor: int
+    servers: dict           # index -> address
+    groups: dict            # group -> member indices, of groups with members
+    ok: bool
+
+
+def _netram_block(m, raw, nr, area):
+    """The Network RAM block of the committed area, checked."""
+    where = f"block {nr} (Network RAM block of area {area})"
+    if not csum_ok(raw):
+        m.error(f"{where}: checksum mismatch; Network RAM slots are not checked")
+        return NetramBlock(nr, 0, {}, {}, False)
+    _, servers, gen, floor, _ = NETRAM_HEADER.unpack_from(raw)
+    ok = True
+    if servers != SERVERS:
+        m.error(f"{where}: {servers} servers, not {SERVERS}")
+        ok = False
+    if gen != m.sb.gen:
+        m.error(f"{where}: written by generation {gen}, not the superblock's {m.sb.gen}")
+        ok = False
+    if not 0 < floor < 1 << 48:
+        m.error(f"{where}: version floor {floor} is not a version")
+        ok = False
+    at = NETRAM_HEADER.size + GROUPS * REPLICAS
+    addrs = {}
+    for i in range(SERVERS):
+        addr, problem = unpack_server(raw[at + i * SERVER.size:at + (i + 1) * SERVER.size])
+        if problem:
+            m.error(f"{where}: server {i}: {problem}")
+            ok = False
+        if addr:
+            addrs[i] = addr
+    groups = {}
+    for g in range(GROUPS):
+        row = raw[NETRAM_HEADER.size + g * REPLICAS:NETRAM_HEADER.size + (g + 1) * REPLICAS]
+        members = [x for x in row if x != NO_SERVER]
+        if (list(row[:len(members)]) != members or members != sorted(set(members))
+                or any(x not in addrs for x in members)):
+            m.error(f"{where}: group {g}: members {list(row)} are not sorted servers "
+                    f"it names")
+            ok = False
+        elif members:
+            groups[g] = members
+    if any(raw[at + SERVERS * SERVER.size:]):
+        m.error(f"{where}: bytes after the servers are not zero")
+    return NetramBlock(nr, floor, addrs, groups, ok)
+
+# ----------------------------------------------------------------------
 # Reading a device
 
 
@@ -216,7 +331,9 @@ class Meta:
         self.sb = None              # the committed superblock
         self.sb_block = None
         self.map = []               # MapBlocks of the committed area, read
+        self.netram = None          # its NetramBlock (format 2)
         self.counts = {name: 0 for name in (*MEDIUM_NAMES, "lost")}
+        self.netram_lost = 0        # Network RAM slots a load marks lost
 
     def error(self, text):
         self.errors.append(text)
@@ -299,7 +416,7 @@ def _superblocks(raws, m):
             m.error(f"block {nr}: format version {sb.version} is newer than "
                     f"this tool's ({VERSION})")
             return {}
-        elif sb.version != VERSION:
+        elif sb.version not in (V1, VERSION):
             m.error(f"block {nr}: unknown format version {sb.version}")
         else:
             if any(raw[SB.size:]):
@@ -321,10 +438,10 @@ def _check_superblock(m, nr, sb, size):
                 f"need {map_blocks(sb.nr_slots)}")
     if sb.flags & ~CLEAN:
         m.error(f"{where}: unknown flags {sb.flags & ~CLEAN:#x}")
-    need = device_blocks(sb.nr_slots) * BLOCK
-    if size < need:
+    blocks = device_blocks(sb.nr_slots, sb.version)
+    if size < blocks * BLOCK:
         m.error(f"{where}: device is {size} bytes, too small: {sb.nr_slots} slots "
-                f"need {need} bytes ({device_blocks(sb.nr_slots)} blocks)")
+                f"need {blocks * BLOCK} bytes ({blocks} blocks)")
 
 
 def _check_uuids(m, valid):
@@ -351,6 +468,11 @@ def _read_map(m, f):
     sb = m.sb
     area = sb.gen % 2
     holders = {}        # (medium, block) -> [(slot, map block), ...]
+    if sb.version > V1:
+        nr = netram_block_nr(area, sb.map_blocks)
+        raw = read_block(f, nr)
+        if len(raw) == BLOCK:
+            m.netram = _netram_block(m, raw, nr, area)
     for index in range(sb.map_blocks):
         nr = area_start(area, sb.map_blocks) + index
         raw = read_block(f, nr)
@@ -399,7 +521,26 @@ def _check_entry(m, slot, e, nr, holders):
     if med in (FLASH, DISK):
         _check_block(m, where, med, entry_loc(e))
         holders.setdefault((med, entry_loc(e)), []).append((slot, nr))
+    if med == NETRAM:
+        _check_netram(m, where, e)
     m.counts["lost" if entry_lost(e) else MEDIUM_NAMES[med]] += 1
+
+
+def _check_netram(m, where, e):
+    """A Network RAM slot: a load keeps it if its group has a server and
+    its version lies below the floor; format 1 keeps none."""
+    nb = m.netram
+    if m.sb.version == V1 or (nb and not nb.ok):
+        m.netram_lost += 1
+        return
+    if nb is None:
+        return
+    vers = entry_version(e)
+    if not 0 < vers < nb.vers_floor:
+        m.error(f"{where}: Network RAM version {vers} is not below the floor "
+                f"{nb.vers_floor}")
+    if entry_group(e) not in nb.groups:
+        m.netram_lost += 1
 
 
 def _check_block(m, where, med, blk):
@@ -438,6 +579,8 @@ def summary(m):
     state = "clean" if sb.flags & CLEAN else "not closed cleanly"
     slots = ", ".join(f"{c[name]} {title}" for name, title in
                       (*zip(MEDIUM_NAMES, TITLES), ("lost", "lost")))
+    if m.netram_lost:
+        slots += f" ({m.netram_lost} of the Network RAM ones lost at load)"
     return (f"generation {sb.gen} (block {m.sb_block}), {_plural(sb.commits, 'commit')}, "
             f"{state}; {sb.nr_slots} slots: {slots}; {verdict}")
 
@@ -465,8 +608,14 @@ def dump_lines(m, all_slots=False):
              f"map_blocks     {sb.map_blocks}",
              f"flash_blocks   {sb.flash_blocks}",
              f"disk_blocks    {sb.disk_blocks}",
-             f"entries        {sb.entries}",
-             f"{'slot':>10} {'medium':<7} location"]
+             f"entries        {sb.entries}"]
+    nb = m.netram
+    if nb:
+        lines.append(f"vers_floor     {nb.vers_floor}")
+        lines += [f"server {i:<7} {addr}" for i, addr in sorted(nb.servers.items())]
+        lines += [f"group {g:<8} servers {' '.join(map(str, members))}"
+                  for g, members in sorted(nb.groups.items())]
+    lines.append(f"{'slot':>10} {'medium':<7} location")
     for slot, e in m.entries():
         if e or all_slots:
             lines.append(f"{slot:>10} {MEDIUM_NAMES[entry_medium(e)]:<7} {describe(e)}")
@@ -474,21 +623,33 @@ def dump_lines(m, all_slots=False):
 
 
 def dump_json(m, all_slots=False):
-    return {"superblock": {"block": m.sb_block, **m.sb.as_json()},
-            "entries": [entry_json(slot, e) for slot, e in m.entries() if e or all_slots]}
+    out = {"superblock": {"block": m.sb_block, **m.sb.as_json()},
+           "entries": [entry_json(slot, e) for slot, e in m.entries() if e or all_slots]}
+    if m.netram:
+        nb = m.netram
+        out["netram"] = {"block": nb.nr, "vers_floor": nb.vers_floor,
+                         "servers": {str(i): a for i, a in sorted(nb.servers.items())},
+                         "groups": {str(g): ms for g, ms in sorted(nb.groups.items())}}
+    return out
 
 # ----------------------------------------------------------------------
 # Writing images
 
 
 class Writer:
-    """Images as the kernel's commits leave them: generation G's map into
-    area G % 2, then its superblock into block G % 2. Each commit writes
-    its whole area (the kernel writes only the blocks that changed)."""
+    """Images as the kernel's commits leave them: generation G's map (and
+    in format 2 its Network RAM block: servers, groups and vers_floor as
+    set on the Writer) into area G % 2, then its superblock into block
+    G % 2. Each commit writes its whole area (the kernel writes only the
+    blocks that changed)."""
 
     def __init__(self, path, nr_slots, flash_blocks=0, disk_blocks=0, gen=1,
-                 uuid_bytes=bytes(range(16))):
+                 uuid_bytes=bytes(range(16)), version=VERSION):
         self.path = path
+        self.version = version
+        self.servers = {}           # index -> address, for format 2
+        self.groups = {}            # group -> members
+        self.vers_floor = 1 << 28
         self.nr_slots = nr_slots
         self.flash_blocks = flash_blocks
         self.disk_blocks = disk_blocks
@@ -496,10 +657,10 @@ class Writer:
         self.commits = 0
         self.uuid = uuid_bytes
         with open(path, "wb") as f:
-            f.truncate(device_blocks(nr_slots) * BLOCK)
+            f.truncate(device_blocks(nr_slots, version) * BLOCK)
 
     def superblock(self, gen, clean):
-        return Superblock(VERSION, MAGIC, self.uuid, gen, self.nr_slots,
+        return Superblock(self.version, MAGIC, self.uuid, gen, self.nr_slots,
                           map_blocks(self.nr_slots), self.flash_blocks, self.disk_blocks,
                           CLEAN if clean else 0, ENTRIES, self.commits + 1)
 
@@ -513,6 +674,9 @@ class Writer:
                 slots = range(index * ENTRIES, min((index + 1) * ENTRIES, self.nr_slots))
                 f.seek((area_start(gen % 2, m) + index) * BLOCK)
                 f.write(pack_map_block(index, gen, (entries.get(s, 0) for s in slots)))
+            if self.version > V1:
+                f.seek(netram_block_nr(gen % 2, m) * BLOCK)
+                f.write(pack_netram_block(gen, self.vers_floor, self.servers, self.groups))
             f.seek(gen % 2 * BLOCK)
             f.write(self.superblock(gen, clean).pack())
         self.gen += 1
@@ -521,9 +685,11 @@ class Writer:
 
 
 def format_image(path, nr_slots, flash_blocks=0, disk_blocks=0, entries=None, gen=1,
-                 clean=True):
-    """An image whose committed map is entries at generation gen; its
-    Writer, to commit more."""
-    w = Writer(path, nr_slots, flash_blocks, disk_blocks, gen)
+                 clean=True, version=VERSION, servers=None, groups=None):
+    """An image whose committed map is entries at generation gen (with
+    format 2's servers and groups); its Writer, to commit more."""
+    w = Writer(path, nr_slots, flash_blocks, disk_blocks, gen, version=version)
+    w.servers = dict(servers or {})
+    w.groups = dict(groups or {})
     w.commit(entries, clean)
     return w
