@@ -103,13 +103,9 @@ void n2l_prefetch_name(struct n2l_target *t, char *buf, size_t len)
 /*----------------------------------------------------------------*/
 /* Network RAM servers. */
 
-/* A new server of the device; config_lock held. */
-int __n2l_server_add(struct n2l_store *s, const char *name, char **error)
+/* Server @idx (or -errno) was just added to the client. */
+static int server_added(struct n2l_store *s, int idx)
 {
-	int idx;
-
-	lockdep_assert_held(&s->config_lock);
-	idx = n2l_net_server_add(s->netram.net, name, error);
 	if (idx < 0)
 		return idx;
 	spin_lock_irq(&s->lock);
@@ -118,6 +114,25 @@ int __n2l_server_add(struct n2l_store *s, const char *name, char **error)
 	atomic_set(&s->netram.unsettled[idx], 0);
 	spin_unlock_irq(&s->lock);
 	return 0;
+}
+
+/* A new server of the device; config_lock held. */
+int __n2l_server_add(struct n2l_store *s, const char *name, char **error)
+{
+	lockdep_assert_held(&s->config_lock);
+	return server_added(s, n2l_net_server_add(s->netram.net, name, error));
+}
+
+/*
+ * A server of the device as its metadata names it, at the index its
+ * slots' groups name; config_lock held.
+ */
+int __n2l_server_add_at(struct n2l_store *s, const struct sockaddr_storage *ss,
+			unsigned int idx, char **error)
+{
+	lockdep_assert_held(&s->config_lock);
+	return server_added(s, n2l_net_server_add_at(s->netram.net, ss, idx,
+						     error));
 }
 
 /* Start or stop draining server @idx away; config_lock held. */

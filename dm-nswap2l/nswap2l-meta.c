@@ -22,7 +22,6 @@
  * A metadata write that fails leaves the device failed: writes and
  * discards fail from then on (reads go on), as dm-thin's read-only mode.
  */
-#include <linux/crc32c.h>
 #include <linux/dm-bufio.h>
 #include <linux/uuid.h>
 
@@ -50,10 +49,13 @@ struct n2l_meta {
 	struct block_device *bdev;
 	struct dm_bufio_client *bufio;
 	u8 uuid[16];
+	u32 version;			/* of the format written */
 	u64 gen;			/* of the committed map */
 	u64 commits;
 	u32 map_blocks;			/* per area */
 	__le64 *scratch;		/* one map block's entries */
+	/* The servers' addresses of the last commit (the client may be gone). */
+	struct n2l_meta_server servers[N2L_META_SERVERS];
 
 	struct mutex lock;		/* one commit at a time */
 	struct workqueue_struct *wq;
@@ -68,15 +70,14 @@ struct n2l_meta {
 /*----------------------------------------------------------------*/
 /* The format */
 
-static u32 meta_csum(const void *block)
-{
-	return crc32c(~0U, block + sizeof(__le32), N2L_META_BLOCK - sizeof(__le32)) ^
-	       N2L_META_CSUM_SEED;
-}
-
 static sector_t map_block(struct n2l_meta *mt, unsigned int area, u32 i)
 {
 	return N2L_META_SB_BLOCKS + (sector_t)area * mt->map_blocks + i;
+}
+
+static sector_t netram_block(struct n2l_meta *mt, unsigned int area)
+{
+	return N2L_META_SB_BLOCKS + 2 * (sector_t)mt->map_blocks + area;
 }
 
 static u32 medium_blocks(struct n2l_store *s, enum n2l_medium m)
@@ -90,7 +91,7 @@ static void fill_sb(struct n2l_meta *mt, struct n2l_meta_sb *sb, u64 gen,
 	struct n2l_store *s = mt->store;
 
 	memset(sb, 0, N2L_META_BLOCK);
-	sb->version = cpu_to_le32(N2L_META_VERSION);
+	sb->version = cpu_to_le32(mt->version);
 	sb->magic = cpu_to_le64(N2L_META_MAGIC);
 	memcpy(sb->uuid, mt->uuid, sizeof(sb->uuid));
 	sb->gen = cpu_to_le64(gen);
@@ -101,7 +102,7 @@ static void fill_sb(struct n2l_meta *mt, struct n2l_meta_sb *sb, u64 gen,
 	sb->flags = cpu_to_le32(flags);
 	sb->entries = cpu_to_le32(N2L_META_ENTRIES);
 	sb->commits = cpu_to_le64(mt->commits + 1);
-	sb->csum = cpu_to_le32(meta_csum(sb));
+	sb->csum = cpu_to_le32(n2l_meta_csum(sb));
 }
 
 /*----------------------------------------------------------------*/
@@ -147,11 +148,31 @@ static int write_map(struct n2l_meta *mt, unsigned int area, u64 gen)
 		mb->index = cpu_to_le32(i);
 		mb->gen = cpu_to_le64(gen);
 		memcpy(mb->entries, mt->scratch, sizeof(mb->entries));
-		mb->csum = cpu_to_le32(meta_csum(mb));
+		mb->csum = cpu_to_le32(n2l_meta_csum(mb));
 		dm_bufio_mark_buffer_dirty(buf);
 		dm_bufio_release(buf);
 	}
 	return dm_bufio_write_dirty_buffers(mt->bufio);
+}
+
+/* The Network RAM block of @area (format 2); the floor it records. */
+static int write_netram(struct n2l_meta *mt, unsigned int area, u64 gen,
+			u64 *floor)
+{
+	struct n2l_meta_netram_block *nb;
+	struct dm_buffer *buf;
+
+	*floor = 0;
+	if (mt->version == N2L_META_V1)
+		return 0;
+	nb = dm_bufio_new(mt->bufio, netram_block(mt, area), &buf);
+	if (IS_ERR(nb))
+		return PTR_ERR(nb);
+	*floor = n2l_meta_netram_fill(mt->store, nb, gen, mt->servers);
+	nb->csum = cpu_to_le32(n2l_meta_csum(nb));
+	dm_bufio_mark_buffer_dirty(buf);
+	dm_bufio_release(buf);
+	return 0;
 }
 
 static int write_sb(struct n2l_meta *mt, u64 gen, u32 flags)
@@ -222,6 +243,7 @@ static int commit(struct n2l_meta *mt, u32 flags)
 	struct n2l_store *s = mt->store;
 	u64 gen = mt->gen + 1;
 	unsigned int covered;
+	u64 floor = 0;
 	int r;
 
 	lockdep_assert_held(&mt->lock);
@@ -230,13 +252,17 @@ static int commit(struct n2l_meta *mt, u32 flags)
 	mt->pending ^= 1;
 	spin_unlock_irq(&s->lock);
 
+	/* The entries, then the groups they name and the floor above them. */
 	r = write_map(mt, gen & 1, gen);
+	r = r ?: write_netram(mt, gen & 1, gen, &floor);
 	r = r ?: dm_bufio_issue_flush(mt->bufio);
 	r = r ?: write_sb(mt, gen, flags);
 	if (r)
 		return r;
 	mt->gen = gen;
 	mt->commits++;
+	if (floor)
+		n2l_meta_netram_committed(s, floor);
 	n2l_gate_release_held(s, RUNALLOC_META_Q + covered);
 	return 0;
 }
@@ -407,7 +433,7 @@ static int read_sb(struct n2l_meta *mt, unsigned int i, struct n2l_meta_sb *sb)
 	if (all_zero(b, N2L_META_BLOCK))
 		r = 0;
 	else if (le64_to_cpu(sb->magic) == N2L_META_MAGIC &&
-		 le32_to_cpu(sb->csum) == meta_csum(b))
+		 le32_to_cpu(sb->csum) == n2l_meta_csum(b))
 		r = 1;
 	else
 		r = -EILSEQ;
@@ -457,7 +483,8 @@ static int check_sb(struct n2l_meta *mt, const struct n2l_meta_sb *sb,
 	struct n2l_store *s = mt->store;
 	const char *dev = dm_device_name(s->md);
 
-	if (le32_to_cpu(sb->version) != N2L_META_VERSION) {
+	if (le32_to_cpu(sb->version) != N2L_META_VERSION &&
+	    le32_to_cpu(sb->version) != N2L_META_V1) {
 		DMERR("%s: metadata format version %u; this module reads version %u",
 		      dev, le32_to_cpu(sb->version), N2L_META_VERSION);
 		*error = le32_to_cpu(sb->version) > N2L_META_VERSION ?
@@ -487,10 +514,12 @@ static int check_sb(struct n2l_meta *mt, const struct n2l_meta_sb *sb,
 
 /*
  * One slot of the committed map into the store: a block of Flash or disk
- * is taken from its allocator; Network RAM copies are not looked for, so
- * such a slot is lost (it reads as -EIO until written or discarded).
+ * is taken from its allocator; a slot on Network RAM is kept if @netram
+ * (the map has its Network RAM block) and its group has a server left,
+ * else it is lost (it reads as -EIO until written or discarded).
  */
-static bool load_entry(struct n2l_store *s, n2l_slot_t slot, sme_t e)
+static bool load_entry(struct n2l_store *s, n2l_slot_t slot, sme_t e,
+		       bool netram)
 {
 	enum n2l_medium m = sme_medium(e);
 	sme_t lost = sme_make(N2L_NONE, 0, SME_LOST);
@@ -505,6 +534,10 @@ static bool load_entry(struct n2l_store *s, n2l_slot_t slot, sme_t e)
 			s->netram.lost_marked++;
 		break;
 	case N2L_NETRAM:
+		if (netram && __n2l_meta_netram_keeps(s, e)) {
+			__n2l_held_add(s, e, 1);
+			break;
+		}
 		e = lost;
 		s->netram.lost_marked++;
 		break;
@@ -533,7 +566,7 @@ static int load_block(struct n2l_meta *mt, const struct n2l_meta_sb *sb,
 		*error = "Cannot read the metadata device";
 		return PTR_ERR(mb);
 	}
-	if (le32_to_cpu(mb->csum) != meta_csum(mb) ||
+	if (le32_to_cpu(mb->csum) != n2l_meta_csum(mb) ||
 	    le32_to_cpu(mb->index) != i ||
 	    le64_to_cpu(mb->gen) > le64_to_cpu(sb->gen)) {
 		DMERR("%s: metadata map block %u of area %u is corrupt (run n2lctl meta check)",
@@ -546,7 +579,8 @@ static int load_block(struct n2l_meta *mt, const struct n2l_meta_sb *sb,
 	spin_lock_irq(&s->lock);
 	for (k = 0; k < n && !r; k++)
 		if (!load_entry(s, to_slot(first + k),
-				le64_to_cpu(mb->entries[k]))) {
+				le64_to_cpu(mb->entries[k]),
+				le32_to_cpu(sb->version) > N2L_META_V1)) {
 			DMERR("%s: metadata names a bad or shared location for slot %u (run n2lctl meta check)",
 			      dm_device_name(s->md), first + k);
 			*error = "Corrupt metadata: a slot's location is bad or shared";
@@ -558,6 +592,27 @@ out:
 	return r;
 }
 
+/* The Network RAM block of the committed area, into the store (format 2). */
+static int load_netram(struct n2l_meta *mt, const struct n2l_meta_sb *sb,
+		       char **error)
+{
+	u64 gen = le64_to_cpu(sb->gen);
+	struct dm_buffer *buf;
+	void *nb;
+	int r;
+
+	if (le32_to_cpu(sb->version) == N2L_META_V1)
+		return 0;
+	nb = dm_bufio_read(mt->bufio, netram_block(mt, gen & 1), &buf);
+	if (IS_ERR(nb)) {
+		*error = "Cannot read the metadata device";
+		return PTR_ERR(nb);
+	}
+	r = n2l_meta_netram_load(mt->store, nb, gen, mt->servers, error);
+	dm_bufio_release(buf);
+	return r;
+}
+
 static int load(struct n2l_meta *mt, const struct n2l_meta_sb *sb,
 		char **error)
 {
@@ -565,6 +620,7 @@ static int load(struct n2l_meta *mt, const struct n2l_meta_sb *sb,
 	int r;
 
 	r = check_sb(mt, sb, error);
+	r = r ?: load_netram(mt, sb, error);
 	for (i = 0; !r && i < mt->map_blocks; i++)
 		r = load_block(mt, sb, i, error);
 	if (r)
@@ -618,11 +674,17 @@ static int meta_alloc(struct n2l_store *s, struct block_device *bdev,
 	return 0;
 }
 
-static int check_size(struct n2l_meta *mt, char **error)
+static bool fits(struct n2l_meta *mt, u32 version)
 {
-	u64 need = n2l_meta_blocks(n2l_nr_slots(mt->store));
+	return (bdev_nr_sectors(mt->bdev) >> N2L_SLOT_SHIFT) >=
+	       n2l_meta_blocks(n2l_nr_slots(mt->store), version);
+}
 
-	if ((bdev_nr_sectors(mt->bdev) >> N2L_SLOT_SHIFT) >= need)
+static int check_size(struct n2l_meta *mt, u32 version, char **error)
+{
+	u64 need = n2l_meta_blocks(n2l_nr_slots(mt->store), version);
+
+	if (fits(mt, version))
 		return 0;
 	DMERR("%s: metadata device too small: it needs %llu bytes for %u slots",
 	      dm_device_name(mt->store->md), need * N2L_META_BLOCK,
@@ -632,9 +694,51 @@ static int check_size(struct n2l_meta *mt, char **error)
 }
 
 /*
+ * The format to write: a new device's is the current one; a loaded one
+ * keeps its own, but format 1 is rewritten in format 2 if it has room.
+ */
+static int choose_version(struct n2l_meta *mt, const struct n2l_meta_sb *sb,
+			  char **error)
+{
+	const char *dev = dm_device_name(mt->store->md);
+
+	mt->version = sb ? le32_to_cpu(sb->version) : N2L_META_VERSION;
+	if (mt->version != N2L_META_V1)
+		return check_size(mt, mt->version, error);
+	if (fits(mt, N2L_META_VERSION)) {
+		DMINFO("%s: metadata of format 1: rewritten in format %u",
+		       dev, N2L_META_VERSION);
+		mt->version = N2L_META_VERSION;
+	} else {
+		DMWARN("%s: metadata of format 1 without room for format %u (%llu bytes): its Network RAM slots are not kept across loads",
+		       dev, N2L_META_VERSION,
+		       n2l_meta_blocks(n2l_nr_slots(mt->store),
+				       N2L_META_VERSION) * N2L_META_BLOCK);
+	}
+	return 0;
+}
+
+/*
+ * In format 2 the servers know the device by its UUID and keep its pages
+ * when it goes, for the next load to reattach to.
+ */
+static void identify(struct n2l_meta *mt)
+{
+	struct n2l_store *s = mt->store;
+	__le64 id;
+
+	if (mt->version == N2L_META_V1)
+		return;
+	memcpy(&id, mt->uuid, sizeof(id));
+	n2l_net_set_device(s->netram.net, le64_to_cpu(id) ?: 1);
+	n2l_net_keep_pages(s->netram.net);
+}
+
+/*
  * Open @bdev as the metadata of the new store @s: load its map, or
  * format it if it is zeroed. Either way the map is then committed whole
- * (formatting: both areas), so that both areas hold it.
+ * (formatting: both areas), so that both areas hold it; a loaded map's
+ * Network RAM servers are added back first.
  */
 int n2l_meta_open(struct n2l_store *s, struct block_device *bdev,
 		  char **error)
@@ -648,12 +752,16 @@ int n2l_meta_open(struct n2l_store *s, struct block_device *bdev,
 		*error = "Cannot allocate the metadata client";
 		return r;
 	}
-	r = check_size(mt, error);
+	/* Too small for any map: say what the current format needs. */
+	r = fits(mt, N2L_META_V1) ? 0 : check_size(mt, N2L_META_VERSION, error);
 	fresh = r ? r : committed_sb(mt, &sb, error);
 	if (fresh < 0) {
 		r = fresh;
 		goto bad;
 	}
+	r = choose_version(mt, fresh ? &sb : NULL, error);
+	if (r)
+		goto bad;
 	if (fresh) {
 		r = load(mt, &sb, error);
 		if (r)
@@ -662,6 +770,10 @@ int n2l_meta_open(struct n2l_store *s, struct block_device *bdev,
 		generate_random_uuid(mt->uuid);
 		DMINFO("%s: formatting the metadata device", dm_device_name(s->md));
 	}
+	identify(mt);
+	/* Before the first commit, which names the servers present then. */
+	if (fresh && le32_to_cpu(sb.version) > N2L_META_V1)
+		n2l_meta_netram_reattach(s, mt->servers);
 	r = slotmap_track(&s->map, N2L_META_ENTRIES);
 	if (r) {
 		*error = "Cannot allocate the slot map's change tracking";

@@ -114,6 +114,9 @@ int __n2l_netram_place(struct n2l_store *s, u32 pages, u64 avoid,
 	lockdep_assert_held(&s->lock);
 	if (nr->next_version > SME_VERS_MAX)
 		return -ENOSPC;	/* 2^48 writes: Network RAM is done */
+	/* Above what a load would start from: until the next commit. */
+	if (nr->next_version >= nr->vers_limit)
+		return -ENOSPC;
 	n = n2l_net_reserve(nr->net, pages, avoid, nr->srv_held, want, srv);
 	g = n < max(need, 1U) ? -ENOSPC : __n2l_group_get(s, srv, n);
 	if (g < 0) {
@@ -462,6 +465,7 @@ int n2l_netram_init(struct n2l_store *s, struct n2l_target *t)
 
 	nr->replicas = t->replicas;
 	nr->next_version = 1;
+	nr->vers_limit = SME_VERS_MAX + 1;
 	mutex_init(&nr->move_lock);
 	nr->timeout_ms = 5000;
 	nr->dead_after_ms = 30000;

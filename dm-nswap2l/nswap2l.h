@@ -194,6 +194,7 @@ struct n2l_netram {
 	u64 present;			/* servers of the device */
 	u64 draining;			/* servers being removed */
 	u64 next_version;		/* versions handed out: 1, 2, ... */
+	u64 vers_limit;			/* and below this (metadata) */
 	u32 lost_marked;		/* slots marked SME_LOST */
 	/* Writes to each server not yet installed or dropped. */
 	atomic_t unsettled[N2L_NET_SERVERS];
@@ -387,6 +388,7 @@ bool __n2l_meta_holds(struct n2l_store *s);
 void n2l_meta_suspend(struct n2l_store *s);
 ssize_t n2l_meta_show(struct n2l_store *s, char *buf);
 struct block_device *n2l_meta_bdev(struct n2l_store *s);
+bool __n2l_meta_netram_keeps(struct n2l_store *s, sme_t e);
 
 /* nswap2l-io.c */
 void __n2l_held_add(struct n2l_store *s, sme_t e, int delta);
@@ -529,6 +531,8 @@ int n2l_add_server(struct n2l_store *s, const char *name, char **error);
 int n2l_remove_server(struct n2l_store *s, const char *name, char **error);
 int n2l_forget_server(struct n2l_store *s, const char *name, char **error);
 int __n2l_server_add(struct n2l_store *s, const char *name, char **error);
+int __n2l_server_add_at(struct n2l_store *s, const struct sockaddr_storage *ss,
+			unsigned int idx, char **error);
 void __n2l_server_drain(struct n2l_store *s, unsigned int idx, bool drain);
 struct n2l_knob;
 const struct n2l_knob *n2l_find_knob(const char *name);

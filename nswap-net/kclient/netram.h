@@ -172,11 +172,20 @@ struct n2l_net;
 struct n2l_net *n2l_net_create(const struct n2l_net_config *cfg);
 /* The device is going: reads and writes stop waiting for absent servers. */
 void n2l_net_stop_waiting(struct n2l_net *net);
-/* Drops the device's pages on every reachable server and stops. */
+/*
+ * Drops the device's pages on every reachable server, unless told to keep
+ * them, and stops.
+ */
 void n2l_net_destroy(struct n2l_net *net);
+void n2l_net_set_device(struct n2l_net *net, u64 device);
+void n2l_net_keep_pages(struct n2l_net *net);
 
 /* Servers: by canonical address; an index until removed. */
 int n2l_net_server_add(struct n2l_net *net, const char *addr, char **error);
+int n2l_net_server_add_at(struct n2l_net *net, const struct sockaddr_storage *ss,
+			  unsigned int idx, char **error);
+bool n2l_net_server_addr(struct n2l_net *net, unsigned int idx,
+			 struct sockaddr_storage *ss);
 int n2l_net_server_find(struct n2l_net *net, const char *addr);
 void n2l_net_server_set_draining(struct n2l_net *net, unsigned int idx,
 				 bool draining);

@@ -224,6 +224,7 @@ struct n2l_net {
 	void *owner;
 	char devname[32];
 	u64 device;			/* our area on every server */
+	bool keep_pages;		/* destroy drops no pages */
 	u64 nr_keys;			/* slots of the device */
 	bool secure;			/* authenticate: identity and psk */
 	char identity[N2L_ID_LEN];

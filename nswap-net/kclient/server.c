@@ -235,27 +235,32 @@ static int __free_index(struct n2l_net *net)
 	return -1;
 }
 
-/* A new server, connecting in the background; its index, or -errno. */
-int n2l_net_server_add(struct n2l_net *net, const char *addr, char **error)
+/*
+ * A new server at @ss, connecting in the background, at index @want (or
+ * the first free one if @want < 0); its index, or -errno.
+ */
+static int server_add(struct n2l_net *net, const struct sockaddr_storage *ss,
+		      int len, int want, char **error)
 {
-	struct sockaddr_storage ss;
 	struct n2l_nsrv *srv;
-	int len, idx;
+	int idx;
 
-	if (n2l_parse_addr(addr, &ss, &len)) {
-		*error = "Invalid server address: use a.b.c.d:port or [v6]:port";
-		return -EINVAL;
-	}
 	mutex_lock(&net->table_lock);
 	spin_lock_irq(&net->lock);
-	idx = __find(net, &ss) >= 0 ? -EEXIST : __free_index(net);
+	if (__find(net, ss) >= 0)
+		idx = -EEXIST;
+	else if (want < 0)
+		idx = __free_index(net);
+	else
+		idx = want < N2L_NET_SERVERS && !net->servers[want] ? want : -EBUSY;
 	spin_unlock_irq(&net->lock);
 	if (idx < 0) {
-		*error = idx == -EEXIST ? "Server already in use" : "Too many servers";
+		*error = idx == -EEXIST ? "Server already in use" :
+			 idx == -EBUSY ? "Server index in use" : "Too many servers";
 		mutex_unlock(&net->table_lock);
-		return idx == -EEXIST ? -EEXIST : -ENOSPC;
+		return idx == -1 ? -ENOSPC : idx;
 	}
-	srv = srv_new(net, idx, &ss, len);
+	srv = srv_new(net, idx, ss, len);
 	if (srv) {
 		srv->thread = kthread_create(n2l_server_thread, srv, "nswap2l-%s/%d",
 					     net->devname, idx);
@@ -277,6 +282,45 @@ int n2l_net_server_add(struct n2l_net *net, const char *addr, char **error)
 	return idx;
 }
 
+int n2l_net_server_add(struct n2l_net *net, const char *addr, char **error)
+{
+	struct sockaddr_storage ss;
+	int len;
+
+	if (n2l_parse_addr(addr, &ss, &len)) {
+		*error = "Invalid server address: use a.b.c.d:port or [v6]:port";
+		return -EINVAL;
+	}
+	return server_add(net, &ss, len, -1, error);
+}
+
+int n2l_net_server_add_at(struct n2l_net *net, const struct sockaddr_storage *ss,
+			  unsigned int idx, char **error)
+{
+	int len = ss->ss_family == AF_INET ? sizeof(struct sockaddr_in) :
+		  ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) : 0;
+
+	if (!len) {
+		*error = "Invalid server address family";
+		return -EINVAL;
+	}
+	return server_add(net, ss, len, idx, error);
+}
+
+bool n2l_net_server_addr(struct n2l_net *net, unsigned int idx,
+			 struct sockaddr_storage *ss)
+{
+	unsigned long flags;
+	bool found;
+
+	spin_lock_irqsave(&net->lock, flags);
+	found = idx < N2L_NET_SERVERS && net->servers[idx];
+	if (found)
+		*ss = net->servers[idx]->addr;
+	spin_unlock_irqrestore(&net->lock, flags);
+	return found;
+}
+
 void n2l_net_server_set_draining(struct n2l_net *net, unsigned int idx,
 				 bool draining)
 {
@@ -294,7 +338,7 @@ void n2l_net_server_set_draining(struct n2l_net *net, unsigned int idx,
 	n2l_srv_put(srv);
 }
 
-static void free_all_done(struct n2l_net_req *req)
+static void last_word_done(struct n2l_net_req *req)
 {
 	complete(req->private);
 }
@@ -317,16 +361,23 @@ static bool srv_unqueue(struct n2l_nsrv *srv, struct n2l_net_req *req)
 }
 
 /*
- * FREE_ALL if the server can be reached, bounded by the request timeout.
- * Not sent by then: it never will be in time (a connection that lost it
- * keeps the queue for the next one), so it leaves the queue; sent: the
- * connection goes, and with it the request.
+ * The last request to a server the device leaves, if it can be reached,
+ * bounded by the request timeout: FREE_ALL, or, when the pages stay for a
+ * later load, a STATUS behind every invalidation queued (so that what the
+ * map no longer names goes). Not sent by then: it never will be in time
+ * (a connection that lost it keeps the queue for the next one), so it
+ * leaves the queue; sent: the connection goes, and with it the request.
  */
-static void srv_free_all(struct n2l_nsrv *srv)
+static void srv_last_word(struct n2l_nsrv *srv, bool free_pages)
 {
 	DECLARE_COMPLETION_ONSTACK(done);
+	struct n2l_info info;
 	struct n2l_net_req req = {
-		.op = N2L_OP_FREE_ALL, .done = free_all_done, .private = &done,
+		.op = free_pages ? N2L_OP_FREE_ALL : N2L_OP_STATUS,
+		.after_invals = !free_pages,
+		.reply_buf = free_pages ? NULL : &info,
+		.reply_len = free_pages ? 0 : sizeof(info),
+		.done = last_word_done, .private = &done,
 	};
 
 	INIT_LIST_HEAD(&req.node);
@@ -362,14 +413,15 @@ static void srv_stop(struct n2l_nsrv *srv)
 	n2l_complete_list(&failed);
 }
 
-void n2l_net_server_remove(struct n2l_net *net, unsigned int idx)
+static void server_remove(struct n2l_net *net, unsigned int idx,
+			  bool free_pages)
 {
 	struct n2l_nsrv *srv;
 
 	mutex_lock(&net->table_lock);
 	srv = n2l_srv_get(net, idx);
 	if (srv) {
-		srv_free_all(srv);
+		srv_last_word(srv, free_pages);
 		srv_stop(srv);
 		spin_lock_irq(&net->lock);
 		net->servers[idx] = NULL;
@@ -378,6 +430,11 @@ void n2l_net_server_remove(struct n2l_net *net, unsigned int idx)
 		n2l_srv_put(srv);
 	}
 	mutex_unlock(&net->table_lock);
+}
+
+void n2l_net_server_remove(struct n2l_net *net, unsigned int idx)
+{
+	server_remove(net, idx, true);
 }
 
 /*----------------------------------------------------------------*/
@@ -855,6 +912,23 @@ void n2l_net_stop_waiting(struct n2l_net *net)
 }
 
 /*
+ * The device is known to its servers by @device from now on (a device
+ * whose slot map outlives it comes back under the same id); called before
+ * any server is added.
+ */
+void n2l_net_set_device(struct n2l_net *net, u64 device)
+{
+	WARN_ON_ONCE(!device);
+	net->device = device;
+}
+
+/* Going, the device leaves its pages on its servers, for a later load. */
+void n2l_net_keep_pages(struct n2l_net *net)
+{
+	net->keep_pages = true;
+}
+
+/*
  * The tick runs until every server is stopped: dropping pages and
  * stopping wait for requests that only its timeouts may end.
  */
@@ -866,7 +940,7 @@ void n2l_net_destroy(struct n2l_net *net)
 		return;
 	n2l_net_stop_waiting(net);
 	for (i = 0; i < N2L_NET_SERVERS; i++)
-		n2l_net_server_remove(net, i);
+		server_remove(net, i, !net->keep_pages);
 	cancel_delayed_work_sync(&net->tick);
 	net_free(net);
 }

@@ -86,6 +86,15 @@ def kernel_log_clean(request):
             print("\n".join(blocked))
 
 
+def with_metadata(table, meta):
+    """An nswap2l table line with metadata:<meta> among its features."""
+    w = table.split()
+    if not meta or w[2] != "nswap2l" or "metadata:" in table:
+        return table
+    w[6:7] = [str(int(w[6]) + 1), f"metadata:{meta}"]
+    return " ".join(w)
+
+
 class Lab:
     """Makes media and devices for one test and removes them after it."""
 
@@ -128,22 +137,25 @@ class Lab:
         return sp
 
     def device(self, name, table):
-        d = n2l.Device(name, self.with_metadata(table))
+        meta = self.metadata_for(table)
+        d = n2l.Device(name, with_metadata(table, meta))
+        if meta:
+            # a reload must name the same metadata device
+            load = d.reload
+            d.reload = lambda t: load(with_metadata(t, meta))
         self.devices.append(d)
         return d
 
-    def with_metadata(self, table):
+    def metadata_for(self, table):
         """With N2L_TEST_METADATA=1, an nswap2l table with Flash or disk
         and no metadata device gets one of its own (a fresh null_blk), so
         that the suite runs with the slot map kept as well as without."""
         w = table.split()
         if (os.environ.get("N2L_TEST_METADATA") != "1" or len(w) < 7 or
                 w[2] != "nswap2l" or w[3] == w[4] == "-" or "metadata:" in table):
-            return table
+            return None
         gib = int(w[1]) / (2 << 20)
-        meta = self.nullb(4 + int(8 * gib))     # about 4 MiB a GiB of slots
-        w[6:7] = [str(int(w[6]) + 1), f"metadata:{meta.path}"]
-        return " ".join(w)
+        return self.nullb(4 + int(8 * gib)).path    # about 4 MiB a GiB of slots
 
     def cleanup(self):
         try:

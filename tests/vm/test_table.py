@@ -149,12 +149,15 @@ def ima_table_loads():
 
 def test_ima_status_names_target_media_and_policies(lab):
     f, d = lab.flash(8), lab.disk(8)
-    lab.device("n2l-ima", table_line(SECTORS, f.path, d.path))
+    dev = lab.device("n2l-ima", table_line(SECTORS, f.path, d.path))
     fmaj, fmin = os.major(os.stat(f.path).st_rdev), os.minor(os.stat(f.path).st_rdev)
     dmaj, dmin = os.major(os.stat(d.path).st_rdev), os.minor(os.stat(d.path).st_rdev)
+    # metadata:<dev> as N2L_TEST_METADATA=1 adds it, or none
+    meta = next((w.split(":", 1)[1] for w in dev.table().split()
+                 if w.startswith("metadata:")), "-")
     want = (f"target_name=nswap2l,target_version=2.1.0,flash={fmaj}:{fmin},"
             f"disk={dmaj}:{dmin},slot_sectors=8,discard_passdown=y,servers=0,"
-            f"replicas=1,authenticated=n,encrypted=n,metadata=-,"
+            f"replicas=1,authenticated=n,encrypted=n,metadata={meta},"
             f"placement=netram-first,prefetch=none;")
     assert any(want in rec for rec in ima_table_loads()), want
 
