@@ -38,6 +38,7 @@ AFTER_EVENT_S = 5                    # writes go on this long after an event
 def device(lab, name, servers, flash_mb=32, **kw):
     f = lab.flash(flash_mb)
     dev = lab.device(name, table_line(SECTORS, f.path, servers=[s.name for s in servers], **kw))
+    dev.flash = f
     n2l.wait_out_starvation(dev)    # away is tested on its own, below
     n2l.wait_for(lambda: servers_up(dev, len(servers)), what="servers up")
     n2l.write_pattern(dev.path, PAT_OFF, PAT_LEN, 201)
@@ -252,7 +253,7 @@ def test_writes_while_a_reload_drops_a_server(lab):
     writes: no wrong data, no EIO, servers hold what the map says."""
     a, b, c = nswapd(lab, 32), nswapd(lab, 32), nswapd(lab, 32)
     dev = device(lab, "n2l-ev4", [a, b, c])
-    flash = lab.media[-1]
+    flash = dev.flash
     race = Race(lab, dev)
     running(dev)
     n2l.kmsg("reload without a server")
