@@ -39,6 +39,7 @@
 
 #include "n2l-policies.h"
 #include "nswap2l.h"
+#include "nswap2l-trace.h"
 
 #define N2L_MIG_BATCH		256	/* candidates asked for at once */
 #define N2L_POPULATE_BATCH	4096	/* slots a new policy learns per lock */
@@ -440,6 +441,7 @@ static u64 mig_plan(struct n2l_store *s, u64 swapouts, u64 *room)
 	amount = p && p->type->plan ? p->type->plan(p, &v, room) :
 		 v.knob_amount;
 	spin_unlock_irq(&s->lock);
+	trace_nswap2l_prefetch_plan(s->devt, &v, amount, *room);
 	return amount;
 }
 

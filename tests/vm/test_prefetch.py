@@ -3,6 +3,7 @@ policy, under fio verify, swap, policy switches and overwrite/discard/read
 races on slots being moved; exact counters; tracepoints; knobs."""
 import json
 import os
+import re
 import subprocess
 import threading
 import time
@@ -427,6 +428,12 @@ def test_tracepoints_record_writes_reads_frees_and_migrations(lab):
     assert f"nswap2l_read: dev={devno} slot=0 nr=256 medium=flash" in trace, trace
     assert f"nswap2l_read: dev={devno} slot=256 nr=256 medium=netram" in trace, trace
     assert f"nswap2l_free: dev={devno} slot=256 nr=256 medium=none" in trace, trace
+    # the plan, with what the engine measured: 512 swap-outs, lrs's 256
+    plans = re.findall(rf"nswap2l_prefetch_plan: dev={devno} swapouts=(\d+) net_free=(\d+) "
+                       r"flash_free=(\d+) net_us=\d+ flash_us=\d+ net_qd=\d+ flash_qd=\d+ "
+                       r"idle_pm=(\d+) target=(\d+) room=(\d+)", trace)
+    assert plans and plans[0][0] == "512" and plans[0][4:] == ("256", "0"), plans
+    assert all(int(p[3]) <= 1000 for p in plans) and int(plans[0][2]) == 4096, plans
     # The simulator replays what the kernel recorded, against every policy.
     path = "/tmp/n2l/slots.trace"
     with open(path, "w") as f:
