@@ -77,6 +77,11 @@ def test_smoke_profile_runs_every_config_and_reports():
         assert c["boot"] == cells[0]["boot"], c
         assert_accounted(c)
     assert any(c["prefetched"] > 0 for c in cells if c["config"] == "n2l-lrs")
+    # each plan recorded (the tracepoint): lrs asked at every activation
+    lrs = [c for c in cells if c["config"] == "n2l-lrs"]
+    assert all(c["plans_asking"] >= c["prefetch_activations"] > 0 for c in lrs
+               if c["prefetched"]), lrs
+    assert all(0 <= c["idle_pm_asking"] <= 1000 for c in lrs if c["plans_asking"]), lrs
     # one seed: every configuration computed the same result
     assert results.checksum_disagreements(cells) == [] and all(c["checksum"] for c in cells)
     ran = [c["config"] for c in sorted(cells, key=lambda c: c["seq"])]

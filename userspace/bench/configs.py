@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """The swap device of each configuration, built fresh for every cell from
 emulated media (n2llab) and torn down after it. Runs in the guest."""
+import os
+
 import n2llab
+import plans
 import profiles
 from n2llab import sh
 from nswap2l import MEDIA, SLOT_BYTES, table_line
@@ -114,6 +117,7 @@ class SwapTarget:
         self.workloads = tuple(workloads) or tuple(profile.workloads)
         self.parts = []        # what to remove, in reverse order
         self.device = None     # the nswap2l device, if any
+        self.tracing = False   # its plans recorded since fresh()
         self.path = None
 
     def _keep(self, part):
@@ -182,12 +186,19 @@ class SwapTarget:
         sh(f"swapon --discard -p {SWAP_PRIORITY} {self.path}")
         if self.device:
             self.device.message("clear_stats")
+            self.tracing = plans.start()
 
     def stats(self):
-        """Counters of the nswap2l device, if this configuration has one."""
+        """Counters of the nswap2l device, if this configuration has one,
+        and what its prefetch plans said."""
         if not self.device:
             return {}
-        return device_stats(self.device.status())
+        out = device_stats(self.device.status())
+        if self.tracing:
+            rdev = os.stat(self.path).st_rdev
+            out.update(plans.stop(f"{os.major(rdev)}:{os.minor(rdev)}"))
+            self.tracing = False
+        return out
 
     def teardown(self):
         if self.path:

@@ -131,7 +131,8 @@ def effort_rows(run, share):
     """What the engine did, per policy, point and speed (medians): slots
     moved over those asked for, activations, slots moved, how many of
     those asked were for room on Network RAM, the share of the slots read
-    that prefetched slots served, read parallelism, CPU busy."""
+    that prefetched slots served, read parallelism, CPU busy, the CPUs'
+    idle share when the policy asked."""
     _, policies, points, speeds = layout(run)
     rows = []
     for p in policies:
@@ -145,6 +146,7 @@ def effort_rows(run, share):
                 moved = median_of(mine, moved_share)
                 served = median_of(mine, pilot.served)
                 busy = median_of(mine, cpu_busy)
+                idle = median_of(mine, lambda c: c.get("idle_pm_asking"))
                 rows.append([p, point_name(point), speed,
                              fmt(None if moved is None else 100 * moved, 0, "%"),
                              fmt(median_of(mine, lambda c: c.get("prefetch_activations")), 0),
@@ -153,6 +155,7 @@ def effort_rows(run, share):
                              fmt(None if served is None else 100 * served, 1, "%"),
                              fmt(median_of(mine, lambda c: c.get("read_parallelism")), 2),
                              fmt(None if busy is None else 100 * busy, 0, "%"),
+                             fmt(None if idle is None else idle / 10, 0, "%"),
                              fmt(median_of(mine, lambda c: c.get("seconds")), 2)])
     return rows
 
@@ -238,10 +241,12 @@ def report_md(run, plots):
                   "fixed policies follow the knobs), the share of the slots "
                   "read that prefetched slots served, read parallelism at issue, "
                   "the share of the run the CPU was busy (servers included), "
-                  "seconds.", ""]
+                  "the CPUs' idle share of the intervals in which the policy "
+                  "asked for slots (the tracepoint nswap2l_prefetch_plan; "
+                  "median of each run's median), seconds.", ""]
         lines += table(["policy", "point", "Flash", "moved / asked", "activations",
                         "moved", "asked for room", "reads served", "parallelism",
-                        "CPU busy", "seconds"],
+                        "CPU busy", "idle when asked", "seconds"],
                        effort_rows(run, share))
     lines += ["", "## Network RAM", ""] + netram_table(run)
     lines += ["", "## Pilot gate", "", PILOT_RULE, ""] + (

@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Each prefetch plan of a run, from the tracepoint nswap2l_prefetch_plan
+(dm-nswap2l/nswap2l-trace.h): how often the policy asked for slots, and
+how idle the CPUs were when it did. The counters say how much it asked;
+this says why, which is what tells a policy's rule from its luck."""
+import os
+import re
+import statistics
+
+import n2llab
+
+TRACEFS = "/sys/kernel/tracing"
+EVENT = os.path.join(TRACEFS, "events", "nswap2l", "nswap2l_prefetch_plan", "enable")
+_PLAN = re.compile(r"nswap2l_prefetch_plan: dev=(\d+:\d+) swapouts=\d+ net_free=\d+ "
+                   r"flash_free=\d+ net_us=\d+ flash_us=\d+ net_qd=\d+ flash_qd=\d+ "
+                   r"idle_pm=(\d+) target=(\d+) room=(\d+)")
+
+
+def _write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def start():
+    """Record every plan from now on, the trace emptied; False when the
+    module has no such tracepoint (then nothing is recorded)."""
+    if not os.path.isdir(os.path.join(TRACEFS, "events")):
+        n2llab.run(f"mount -t tracefs none {TRACEFS}")
+    if not os.path.exists(EVENT):
+        return False
+    _write(os.path.join(TRACEFS, "trace"), "")
+    _write(EVENT, "1")
+    return True
+
+
+def stop(devno):
+    """Stop recording; what the plans of device devno ("maj:min") said."""
+    _write(EVENT, "0")
+    with open(os.path.join(TRACEFS, "trace")) as f:
+        return summary(f.read(), devno)
+
+
+def summary(text, devno):
+    """plans: activations planned; plans_asking: those that asked for
+    slots; idle_pm_asking and idle_pm_all: the median idle share of the
+    CPUs (per mille of the interval) at those, and at all (None without)."""
+    plans = [(int(idle), int(target)) for dev, idle, target, _ in _PLAN.findall(text)
+             if dev == devno]
+    asking = [idle for idle, target in plans if target]
+    return {"plans": len(plans), "plans_asking": len(asking),
+            "idle_pm_asking": statistics.median(asking) if asking else None,
+            "idle_pm_all": statistics.median([i for i, _ in plans]) if plans else None}
