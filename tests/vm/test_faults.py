@@ -668,11 +668,11 @@ def test_status_never_waits_behind_a_blocked_reconfiguration(lab):
     b.signal(signal.SIGSTOP)
     try:
         dev.message("remove_server", b.name)
-        n2l.wait_for(lambda: n2l.tasks_in("n2l_net_server_remove"), timeout=30,
+        n2l.wait_for(lambda: n2l.tasks_in("server_remove"), timeout=30,
                      what="FREE_ALL waiting on the paused server")
         status = Spawned(f"dmsetup status {dev.name}")
         returned = status.finished(10)
-        blocked = n2l.tasks_in("n2l_net_server_remove")
+        blocked = n2l.tasks_in("server_remove")
         stacks = status.stacks()
         assert blocked, "FREE_ALL ended before the check: cannot tell"
         assert returned, ("dmsetup status did not return in 10 s while remove_server's "
