@@ -228,7 +228,7 @@ static bool need_commit(struct n2l_meta *mt)
 
 	spin_lock_irq(&s->lock);
 	need = find_first_bit(s->map.dirty[mt->gen & 1], mt->map_blocks) <
-	       mt->map_blocks || __held_blocks(s);
+	       mt->map_blocks || __held_blocks(s) || __n2l_deferred_nr(s);
 	spin_unlock_irq(&s->lock);
 	return need;
 }
@@ -251,6 +251,7 @@ static int commit(struct n2l_meta *mt, u32 flags)
 	covered = mt->pending;
 	mt->pending ^= 1;
 	spin_unlock_irq(&s->lock);
+	n2l_test_delay(N2L_TEST_COMMIT, "with the lists switched, before the map is written");
 
 	/* The entries, then the groups they name and the floor above them. */
 	r = write_map(mt, gen & 1, gen);
@@ -264,6 +265,7 @@ static int commit(struct n2l_meta *mt, u32 flags)
 	if (floor)
 		n2l_meta_netram_committed(s, floor);
 	n2l_gate_release_held(s, RUNALLOC_META_Q + covered);
+	n2l_deferred_release(s, covered);
 	return 0;
 }
 
@@ -373,24 +375,34 @@ unsigned int __n2l_meta_pending(struct n2l_store *s)
 	return RUNALLOC_META_Q + s->meta->pending;
 }
 
-/* Blocks wait for a commit: one starts now, so that room appears. */
-bool __n2l_meta_holds(struct n2l_store *s)
+/* Start a commit now: what waits for one is wanted. */
+void __n2l_meta_kick(struct n2l_store *s)
 {
 	struct n2l_meta *mt = s->meta;
 
 	lockdep_assert_held(&s->lock);
-	if (!mt || !__held_blocks(s))
-		return false;
-	if (!mt->closing)
+	if (mt && !mt->closing)
 		mod_delayed_work(mt->wq, &mt->work, 0);
+}
+
+/* Blocks wait for a commit: one starts now, so that room appears. */
+bool __n2l_meta_holds(struct n2l_store *s)
+{
+	lockdep_assert_held(&s->lock);
+	if (!s->meta || !__held_blocks(s))
+		return false;
+	__n2l_meta_kick(s);
 	return true;
 }
 
-/* The device suspends: what it did so far outlives a crash. */
-void n2l_meta_suspend(struct n2l_store *s)
+/*
+ * What the device did so far outlives a crash: it suspends, a drained
+ * server leaves (its copies' invalidations go first), or a server is
+ * told that it may drop the pages it moved or handed back.
+ */
+int n2l_meta_sync(struct n2l_store *s)
 {
-	if (s->meta)
-		sync_meta(s->meta, 0);
+	return s->meta ? sync_meta(s->meta, 0) : 0;
 }
 
 struct block_device *n2l_meta_bdev(struct n2l_store *s)
@@ -771,6 +783,11 @@ int n2l_meta_open(struct n2l_store *s, struct block_device *bdev,
 		DMINFO("%s: formatting the metadata device", dm_device_name(s->md));
 	}
 	identify(mt);
+	if (mt->version != N2L_META_V1 && n2l_deferred_init(s)) {
+		r = -ENOMEM;
+		*error = "Cannot allocate the invalidations waiting for commits";
+		goto bad;
+	}
 	/* Before the first commit, which names the servers present then. */
 	if (fresh && le32_to_cpu(sb.version) > N2L_META_V1)
 		n2l_meta_netram_reattach(s, mt->servers);
@@ -793,6 +810,7 @@ int n2l_meta_open(struct n2l_store *s, struct block_device *bdev,
 	queue_delayed_work(mt->wq, &mt->work, meta_period());
 	return 0;
 bad:
+	n2l_deferred_exit(s);
 	meta_free(mt);
 	return r;
 }
@@ -812,5 +830,6 @@ void n2l_meta_close(struct n2l_store *s)
 	spin_lock_irq(&s->lock);
 	s->meta = NULL;
 	spin_unlock_irq(&s->lock);
+	n2l_deferred_exit(s);
 	meta_free(mt);
 }

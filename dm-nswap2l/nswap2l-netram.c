@@ -190,8 +190,9 @@ bool __n2l_netram_waiting(struct n2l_store *s, struct n2l_io *io)
 /*
  * No medium has room, but the servers will have some shortly: overwrites
  * in flight free their old copies when they land, from the PUT until the
- * slot map points at the new copy (unsettled) and then until the servers
- * answer the invalidations. A full device is always overwritable.
+ * slot map points at the new copy (unsettled), with metadata until a
+ * commit no longer names the old, then until the servers answer the
+ * invalidations. A full device is always overwritable.
  */
 bool __n2l_netram_room_coming(struct n2l_store *s)
 {
@@ -203,11 +204,17 @@ bool __n2l_netram_room_coming(struct n2l_store *s)
 		return false;
 	for (i = 0; i < N2L_NET_SERVERS && !coming; i++)
 		coming = atomic_read(&s->netram.unsettled[i]);
+	/* Copies freed wait for a commit, which starts now. */
+	coming |= __n2l_deferred_waiting(s);
 	/* Asked even so: the answer to an invalidation must wake us. */
 	return n2l_net_room_coming(net_of(s)) || coming;
 }
 
-/* Forget (@slot, @vers) on every server of @g but those in @keep. */
+/*
+ * Forget (@slot, @vers) on every server of @g but those in @keep, once no
+ * commit names it there. Given @keep, the slot keeps that version (on
+ * @keep's servers): a move.
+ */
 void __n2l_netram_inval_group(struct n2l_store *s, unsigned int g,
 			      n2l_slot_t slot, u64 vers, const u8 *keep,
 			      unsigned int nkeep)
@@ -221,7 +228,8 @@ void __n2l_netram_inval_group(struct n2l_store *s, unsigned int g,
 		for (kept = false, j = 0; j < nkeep; j++)
 			kept |= grp->srv[i] == keep[j];
 		if (!kept)
-			n2l_net_inval(net_of(s), grp->srv[i], from_slot(slot), vers);
+			__n2l_defer_inval(s, grp->srv[i], slot, vers,
+					  keep != NULL);
 	}
 }
 

@@ -259,7 +259,7 @@ u32 n2l_relocate_pick(struct n2l_store *s, struct n2l_reloc *r,
 
 	spin_lock_irq(&s->lock);
 	grp = &s->netram.groups[r->group];
-	avoid = s->netram.draining;
+	avoid = s->netram.draining | __n2l_deferred_moving(s);
 	for (i = 0; i < grp->nr; i++)
 		avoid |= BIT_ULL(grp->srv[i]);
 	spin_unlock_irq(&s->lock);

@@ -183,6 +183,8 @@ static int ev_list_copies(void *owner, unsigned int idx, u64 *cursor,
 		spin_unlock_irq(&s->lock);
 		cond_resched();
 	}
+	if (*cursor >= nr)
+		n += n2l_deferred_list(s, idx, nr, cursor, copies + n, max - n);
 	if (n)
 		n2l_test_delay(N2L_TEST_LISTED, "with copies listed, before they are retained");
 	return n;
@@ -366,6 +368,15 @@ static int moved_run(struct n2l_store *s, unsigned int from, unsigned int to,
 }
 
 /*
+ * OK lets the server drop its pages, which a committed map may still
+ * name: with metadata, a commit first (else FULL: it keeps them).
+ */
+static int settled_answer(struct n2l_store *s)
+{
+	return n2l_meta_sync(s) ? N2L_ST_FULL : N2L_ST_OK;
+}
+
+/*
  * The read-back buffer is the device's: another server's MOVED may have
  * it, for as long as its requests take (they time out), never waiting
  * for memory or for another event.
@@ -382,6 +393,7 @@ static int ev_moved(void *owner, unsigned int from, unsigned int to,
 	for (i = 0; i < count && status == N2L_ST_OK; i += n)
 		status = moved_run(s, from, to, &copies[i], count - i, &n, buf);
 	mutex_unlock(&s->netram.move_lock);
+	status = status ?: settled_answer(s);
 	if (status == N2L_ST_OK)
 		atomic64_add(count, &s->netram.moved_pages);
 	/* A move to a server with the other copy leaves one copy fewer. */
@@ -456,6 +468,8 @@ static int ev_returned(void *owner, unsigned int from,
 				 i) != N2L_ST_OK)
 			return N2L_ST_FULL;	/* keep them; ask again later */
 	}
+	if (settled_answer(s))
+		return N2L_ST_FULL;
 	atomic64_add(count, &s->netram.returned_pages);
 	n2l_repair_kick(s);
 	return N2L_ST_OK;
@@ -769,6 +783,7 @@ static void finish_drains(struct n2l_store *s)
 		spin_unlock_irq(&s->lock);
 		if (leaves) {
 			server_name(s, idx, name);
+			n2l_meta_sync(s);
 			n2l_net_server_remove(s->netram.net, idx);
 			n2l_debug_hold(N2L_HOLD_DRAINED);
 			DMINFO("%s: server %s removed", store_name(s), name);

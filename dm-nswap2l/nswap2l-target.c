@@ -364,7 +364,7 @@ static void n2l_postsuspend(struct dm_target *ti)
 	struct n2l_store *s = to_target(ti)->store;
 
 	n2l_mig_stop(s);
-	n2l_meta_suspend(s);
+	n2l_meta_sync(s);
 }
 
 static void n2l_resume(struct dm_target *ti)

@@ -290,6 +290,8 @@ struct n2l_store {
 
 	/* The metadata device's (nswap2l-meta.c); NULL without one. */
 	struct n2l_meta *meta;
+	/* Invalidations waiting for a commit (nswap2l-meta-inval.c). */
+	struct n2l_deferred *invals;
 
 	/* What a reload must keep: its identity and its page key's name. */
 	char identity[N2L_ID_LEN];
@@ -385,10 +387,24 @@ bool n2l_meta_hold(struct n2l_store *s, struct bio *bio, struct n2l_io *io,
 bool n2l_meta_failed(struct n2l_store *s);
 unsigned int __n2l_meta_pending(struct n2l_store *s);
 bool __n2l_meta_holds(struct n2l_store *s);
-void n2l_meta_suspend(struct n2l_store *s);
+void __n2l_meta_kick(struct n2l_store *s);
+int n2l_meta_sync(struct n2l_store *s);
 ssize_t n2l_meta_show(struct n2l_store *s, char *buf);
 struct block_device *n2l_meta_bdev(struct n2l_store *s);
 bool __n2l_meta_netram_keeps(struct n2l_store *s, sme_t e);
+
+/* nswap2l-meta-inval.c */
+struct n2l_deferred;
+int n2l_deferred_init(struct n2l_store *s);
+void n2l_deferred_exit(struct n2l_store *s);
+void __n2l_defer_inval(struct n2l_store *s, unsigned int srv, n2l_slot_t slot,
+		       u64 vers, bool moving);
+u64 __n2l_deferred_moving(struct n2l_store *s);
+u32 __n2l_deferred_nr(struct n2l_store *s);
+bool __n2l_deferred_waiting(struct n2l_store *s);
+void n2l_deferred_release(struct n2l_store *s, unsigned int half);
+u32 n2l_deferred_list(struct n2l_store *s, unsigned int idx, u64 base,
+		      u64 *cursor, struct n2l_copy *copies, u32 max);
 
 /* nswap2l-io.c */
 void __n2l_held_add(struct n2l_store *s, sme_t e, int delta);
@@ -491,6 +507,7 @@ enum n2l_test_site {
 	N2L_TEST_REPAIR = 4,	/* the repair work, as it starts */
 	N2L_TEST_RELOCATED = 8,	/* a relocation, its copies made, before it installs */
 	N2L_TEST_LISTED = 16,	/* a reconciliation, copies listed, before RETAIN */
+	N2L_TEST_COMMIT = 32,	/* a commit, its lists switched, before it writes */
 };
 void n2l_test_delay(unsigned int site, const char *what);
 

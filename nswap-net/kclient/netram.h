@@ -267,6 +267,11 @@ int n2l_net_sync(struct n2l_net *net, unsigned int idx,
  * far. Never sleeps; may be called under the target's spinlock.
  */
 void n2l_net_inval(struct n2l_net *net, unsigned int idx, u64 key, u64 vers);
+/*
+ * Reconcile @idx now: it takes no writes until it holds exactly what
+ * ops->list_copies names. Never sleeps.
+ */
+void n2l_net_reconcile(struct n2l_net *net, unsigned int idx);
 /* RETAIN a page outside a reconciliation: claims a moved copy. */
 int n2l_net_claim(struct n2l_net *net, unsigned int idx,
 		  const struct n2l_copy *copies, u32 n);

@@ -368,6 +368,32 @@ int n2l_net_sync(struct n2l_net *net, unsigned int idx,
 	return req->status;
 }
 
+/* Take no writes, and make @srv hold exactly what the owner lists. */
+static void __reconcile(struct n2l_net *net, struct n2l_nsrv *srv)
+{
+	lockdep_assert_held(&srv->lock);
+	srv->state = N2L_SRV_RECONCILING;
+	if (!test_and_set_bit(N2L_EV_RECONCILE, &srv->events))
+		queue_work(net->event_wq, &srv->event_work);
+}
+
+void n2l_net_reconcile(struct n2l_net *net, unsigned int idx)
+{
+	struct n2l_nsrv *srv;
+	unsigned long flags;
+
+	spin_lock_irqsave(&net->lock, flags);
+	srv = net->servers[idx];
+	if (srv) {
+		spin_lock(&srv->lock);
+		/* Not connected: its next connect reconciles anyway. */
+		if (__n2l_connected(srv))
+			__reconcile(net, srv);
+		spin_unlock(&srv->lock);
+	}
+	spin_unlock_irqrestore(&net->lock, flags);
+}
+
 /*
  * Called with the target's store lock held, irqs off: only spinlocks
  * nest inside it.
@@ -391,9 +417,7 @@ void n2l_net_inval(struct n2l_net *net, unsigned int idx, u64 key, u64 vers)
 		if (!__n2l_connected(srv)) {
 			;
 		} else if (srv->inval_tail - srv->inval_head >= N2L_INVAL_RING) {
-			srv->state = N2L_SRV_RECONCILING;
-			if (!test_and_set_bit(N2L_EV_RECONCILE, &srv->events))
-				queue_work(net->event_wq, &srv->event_work);
+			__reconcile(net, srv);
 		} else {
 			iv = &srv->invals[srv->inval_tail++ % N2L_INVAL_RING];
 			iv->key = key;
