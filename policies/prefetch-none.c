@@ -29,6 +29,13 @@ static u32 none_select(struct n2l_prefetch *p, n2l_slot_t *victims, u32 n)
 	return 0;
 }
 
+/* It asks for nothing: no target, no activation to count. */
+static u64 none_plan(struct n2l_prefetch *p, const struct n2l_pf_view *v,
+		     u64 *room)
+{
+	return 0;
+}
+
 struct n2l_prefetch_type n2l_prefetch_none = {
 	.base = {
 		.name = "none",
@@ -41,4 +48,5 @@ struct n2l_prefetch_type n2l_prefetch_none = {
 	.on_write = none_on_write,
 	.on_free = none_on_free,
 	.select = none_select,
+	.plan = none_plan,
 };
