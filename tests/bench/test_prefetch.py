@@ -46,8 +46,15 @@ def test_the_policy_list_and_shares_are_profile_fields():
     p = prefetch.experiment(profiles.get("prefetch", prefetch_policies=("none", "rr"),
                                          netram_shares=("all", 0.5)))
     assert p.configs == ("n2l-none@all", "n2l-rr@all", "n2l-none@50", "n2l-rr@50")
-    args = SimpleNamespace(profile="prefetch", reps=None, policies="none,lrs,mrs")
+    args = SimpleNamespace(profile="prefetch", reps=None, policies="none,lrs,mrs", shares=None)
     assert prefetch.profile_of(args).configs == ("n2l-none@all", "n2l-lrs@all", "n2l-mrs@all")
+    args = SimpleNamespace(profile="prefetch", reps=None, policies="none,auto", shares="50,all")
+    assert prefetch.profile_of(args).configs == ("n2l-none@50", "n2l-auto@50",
+                                                 "n2l-none@all", "n2l-auto@all")
+    for bad in ("0", "100", "half", "50,"):
+        with pytest.raises(SystemExit):
+            prefetch.profile_of(SimpleNamespace(profile="prefetch", reps=None,
+                                                policies=None, shares=bad))
 
 
 def test_each_rep_is_a_unit_of_its_own_boot():

@@ -42,7 +42,8 @@ than 50 times (exit status 4), and flags a run whose prefetched slots
 served under 5% of reads.
 
     prefetch.py [--profile prefetch] [--units REP,...] [--out DIR]
-                [--calibration FILE,...] [--policies a,b] [--reps N]
+                [--calibration FILE,...] [--policies a,b] [--shares all,50]
+                [--reps N]
                 [--resume] [--no-pilot-gate]
     prefetch.py --calibrate-only --flash-speed S [--out DIR]
 """
@@ -256,6 +257,8 @@ def parse_args(argv):
     ap.add_argument("--reps", type=int)
     ap.add_argument("--policies", help="comma-separated prefetch policies, instead of "
                     "the profile's")
+    ap.add_argument("--shares", help="comma-separated Network RAM shares, instead of the "
+                    "profile's: all (it holds all the swap) or a percent of the footprint")
     ap.add_argument("--calibration", help="calibration.json of each Flash speed, "
                     "comma-separated, from --calibrate-only boots")
     ap.add_argument("--calibrate-only", action="store_true",
@@ -270,12 +273,27 @@ def parse_args(argv):
     return ap.parse_args(argv)
 
 
+def share_arg(word):
+    """A Network RAM share as --shares names it: "all" or a percent."""
+    if word == "all":
+        return "all"
+    try:
+        percent = int(word)
+    except ValueError:
+        percent = 0
+    if not 0 < percent < 100:
+        raise SystemExit(f"prefetch: --shares takes all or a percent 1-99, not {word!r}")
+    return percent / 100
+
+
 def profile_of(a):
     over = {}
     if a.reps:
         over["reps"] = a.reps
     if a.policies:
         over["prefetch_policies"] = tuple(a.policies.split(","))
+    if a.shares:
+        over["netram_shares"] = tuple(share_arg(s) for s in a.shares.split(","))
     return experiment(profiles.get(a.profile, **over))
 
 
