@@ -313,6 +313,23 @@ def test_measure_names_cases_of_either_form(monkeypatch):
     assert jobs == [("randread", "4k", 1), ("write", "1m", 32)]
 
 
+def test_a_case_that_completed_nothing_runs_again_longer(monkeypatch):
+    import calibrate
+    calls = []
+
+    def fio_jobs(path, js, size_mb, runtime, ramp):
+        calls.append((list(js), runtime))
+        if len(calls) == 1:
+            return [{"total_ios": 999, "runtime": 1000}, {"total_ios": 0, "runtime": 1000}]
+        return [{"total_ios": 3999, "runtime": 4000}] * len(js)
+    monkeypatch.setattr(calibrate.n2lbench, "fio", lambda *a, **k: (0, 0))
+    monkeypatch.setattr(calibrate.n2lbench, "fio_jobs", fio_jobs)
+    got = calibrate.measure("/dev/x", "500ms", cases=[("read", "rand", 1), ("write", "rand", 1)])
+    assert got == {"randread 4k qd1": 1000.0, "randwrite 4k qd1": 1000.0}
+    assert calls[1] == ([("randwrite", "4k", 1)], "2000ms")
+    assert calibrate.longer(1) == "4000ms"
+
+
 def test_calibration_runs_each_case_as_long_and_over_the_region_the_profile_says(monkeypatch):
     import calibrate
     import profiles
