@@ -46,15 +46,22 @@ def test_the_policy_list_and_shares_are_profile_fields():
     p = prefetch.experiment(profiles.get("prefetch", prefetch_policies=("none", "rr"),
                                          netram_shares=("all", 0.5)))
     assert p.configs == ("n2l-none@all", "n2l-rr@all", "n2l-none@50", "n2l-rr@50")
-    args = SimpleNamespace(profile="prefetch", reps=None, policies="none,lrs,mrs", shares=None)
+    args = SimpleNamespace(profile="prefetch", reps=None, policies="none,lrs,mrs", shares=None,
+                           passes=None)
     assert prefetch.profile_of(args).configs == ("n2l-none@all", "n2l-lrs@all", "n2l-mrs@all")
-    args = SimpleNamespace(profile="prefetch", reps=None, policies="none,auto", shares="50,all")
+    args = SimpleNamespace(profile="prefetch", reps=None, policies="none,auto", shares="50,all",
+                           passes="wl2=5")
     assert prefetch.profile_of(args).configs == ("n2l-none@50", "n2l-auto@50",
                                                  "n2l-none@all", "n2l-auto@all")
+    assert prefetch.profile_of(args).passes == {"radix": 4, "wl2": 5}
     for bad in ("0", "100", "half", "50,"):
         with pytest.raises(SystemExit):
             prefetch.profile_of(SimpleNamespace(profile="prefetch", reps=None,
-                                                policies=None, shares=bad))
+                                                policies=None, shares=bad, passes=None))
+    for bad in ("wl2", "wl2=0", "wl2=x"):
+        with pytest.raises(SystemExit):
+            prefetch.profile_of(SimpleNamespace(profile="prefetch", reps=None,
+                                                policies=None, shares=None, passes=bad))
 
 
 def test_each_rep_is_a_unit_of_its_own_boot():

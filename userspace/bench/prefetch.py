@@ -43,7 +43,7 @@ served under 5% of reads.
 
     prefetch.py [--profile prefetch] [--units REP,...] [--out DIR]
                 [--calibration FILE,...] [--policies a,b] [--shares all,50]
-                [--reps N]
+                [--passes wl2=5] [--reps N]
                 [--resume] [--no-pilot-gate]
     prefetch.py --calibrate-only --flash-speed S [--out DIR]
 """
@@ -259,6 +259,8 @@ def parse_args(argv):
                     "the profile's")
     ap.add_argument("--shares", help="comma-separated Network RAM shares, instead of the "
                     "profile's: all (it holds all the swap) or a percent of the footprint")
+    ap.add_argument("--passes", help="comma-separated WORKLOAD=N, passes instead of the "
+                    "profile's (a run too short for the pilot gate's activations)")
     ap.add_argument("--calibration", help="calibration.json of each Flash speed, "
                     "comma-separated, from --calibrate-only boots")
     ap.add_argument("--calibrate-only", action="store_true",
@@ -286,6 +288,17 @@ def share_arg(word):
     return percent / 100
 
 
+def passes_arg(words):
+    """{workload: passes} from --passes' WORKLOAD=N,..."""
+    passes = {}
+    for word in words.split(","):
+        name, _, n = word.partition("=")
+        if not n.isdigit() or int(n) < 1:
+            raise SystemExit(f"prefetch: --passes takes WORKLOAD=N,..., not {word!r}")
+        passes[name] = int(n)
+    return passes
+
+
 def profile_of(a):
     over = {}
     if a.reps:
@@ -294,6 +307,8 @@ def profile_of(a):
         over["prefetch_policies"] = tuple(a.policies.split(","))
     if a.shares:
         over["netram_shares"] = tuple(share_arg(s) for s in a.shares.split(","))
+    if a.passes:
+        over["passes"] = {**profiles.get(a.profile).passes, **passes_arg(a.passes)}
     return experiment(profiles.get(a.profile, **over))
 
 
