@@ -172,7 +172,12 @@ static int write_netram(struct n2l_meta *mt, unsigned int area, u64 gen,
 	nb->csum = cpu_to_le32(n2l_meta_csum(nb));
 	dm_bufio_mark_buffer_dirty(buf);
 	dm_bufio_release(buf);
-	return 0;
+	/*
+	 * Written now, before the flush that precedes the superblock: left
+	 * dirty, it went out with the superblock, and a volatile cache that
+	 * kept the superblock alone left a map whose load refused it.
+	 */
+	return dm_bufio_write_dirty_buffers(mt->bufio);
 }
 
 static int write_sb(struct n2l_meta *mt, u64 gen, u32 flags)
