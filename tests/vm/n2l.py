@@ -140,9 +140,11 @@ def server_held_pages(dev, server):
 def remove_dropping_pages(dev):
     """Remove @dev so that its servers keep nothing of it: a device with a
     metadata device leaves its pages for its next load, so it is first
-    discarded whole, as a user done with it would."""
+    discarded whole, as a user done with it would (-f: without it
+    blkdiscard first reads the device for signatures, and a slot lost at
+    its start fails that read with EIO)."""
     if "metadata:" in dev.table():
-        sh(f"blkdiscard {dev.path}")
+        sh(f"blkdiscard -f {dev.path}")
     dev.remove()
 
 
