@@ -89,7 +89,7 @@ def swap_run(target, argv, limit_mb):
     sh(f"mkswap -q {dev.path} && swapon {dev.path}")
     try:
         c0, t0 = commits(dev), time.monotonic()
-        rc, output, figures = runner.run_in_cgroup(limit_mb, argv, timeout=1800)
+        rc, output, figures = runner.run_in_cgroup(limit_mb, argv, timeout=1800, hard=True)
         seconds, c1 = time.monotonic() - t0, commits(dev)
     finally:
         sh(f"swapoff {dev.path}")
@@ -249,8 +249,8 @@ def main():
                   f"it; metadata: null_blk {META_MB} MiB, the same cache, zeroed "
                   f"before each run",
             runs=f"swap: WL2 --limit-mb {a.limit_mb} --passes {a.passes} in a cgroup "
-                 f"(memory.high {a.limit_mb} MiB), guest seconds; fsync: fio psync "
-                 f"randwrite 4k fsync=32 on a fallocated 64 MiB file of a fresh ext4, "
+                 f"(memory.max {a.limit_mb} MiB, no memory.high), guest seconds; "
+                 f"fsync: fio psync randwrite 4k fsync=32 on a fallocated 64 MiB file of a fresh ext4, "
                  f"{a.runtime} s; each a fresh device, a run of each target first "
                  f"(not counted), then {a.reps} reps of every target in turn."),
         "summary": summary,

@@ -62,23 +62,28 @@ def workload_argv(profile, workload, staged=None):
     return [os.path.join(WORKLOADS_DIR, workload)] + args
 
 
-def limit_cgroup(limit_mb):
+def limit_cgroup(limit_mb, hard=False):
     """memory.high at the limit: the kernel throttles and reclaims a cgroup
     above it, however slow the swap device. memory.max alone OOM-kills a
     workload that allocates faster than a slow device writes (its reclaim
     gives up on pages still under writeback), which would time the device's
-    backlog, not its speed. memory.max stays a backstop at twice the limit."""
+    backlog, not its speed. memory.max stays a backstop at twice the limit.
+    @hard: memory.max at the limit, nothing else, for a device as fast as
+    memory: memory.high's throttling sleeps for as long as the cgroup got
+    over it, which varies from run to run more than the device does."""
     n2llab.sh("echo +memory > /sys/fs/cgroup/cgroup.subtree_control")
     os.makedirs(CGROUP, exist_ok=True)
-    for knob, mb in (("memory.high", limit_mb), ("memory.max", 2 * limit_mb)):
+    knobs = ((("memory.max", limit_mb),) if hard else
+             (("memory.high", limit_mb), ("memory.max", 2 * limit_mb)))
+    for knob, mb in knobs:
         with open(f"{CGROUP}/{knob}", "w") as f:
             f.write(f"{mb}M\n")
 
 
-def run_in_cgroup(limit_mb, argv, timeout):
-    """The workload in the limited cgroup: (rc, output, the cgroup's
-    figures)."""
-    limit_cgroup(limit_mb)
+def run_in_cgroup(limit_mb, argv, timeout, hard=False):
+    """The workload in the limited cgroup (limit_cgroup()): (rc, output,
+    the cgroup's figures)."""
+    limit_cgroup(limit_mb, hard)
     cmd = f"echo $$ > {CGROUP}/cgroup.procs && exec " + " ".join(argv)
     try:
         p = subprocess.run(cmd, shell=True, cwd="/tmp/n2l", capture_output=True,
