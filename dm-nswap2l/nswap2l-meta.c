@@ -4,9 +4,9 @@
  * reboots, crashes and power cuts, through dm-bufio as dm-cache's and
  * dm-thin's persistent data is. The format is in nswap2l-meta.h.
  *
- * A commit makes the map as it is now the one a crash leaves: it flushes
- * the data devices (every write the map names has landed), writes the
- * map blocks that changed since the area it writes was last written,
+ * A commit makes the map as it is now the one a crash leaves: it writes
+ * the map blocks that changed since the area it writes was last written,
+ * flushes the data devices (every write the map names has landed),
  * flushes, and writes the superblock naming that area. It runs on a
  * REQ_PREFLUSH (the flush completes after it), after a FUA write (which
  * completes after it), every metadata_period_ms while anything changed,
@@ -155,6 +155,22 @@ static int write_map(struct n2l_meta *mt, unsigned int area, u64 gen)
 	return dm_bufio_write_dirty_buffers(mt->bufio);
 }
 
+/* What the map names must be on the data devices before the map is. */
+static int flush_media(struct n2l_store *s)
+{
+	enum n2l_medium m;
+	int r;
+
+	for_each_medium(m) {
+		if (!s->media[m].bdev)
+			continue;
+		r = blkdev_issue_flush(s->media[m].bdev);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 /* The Network RAM block of @area (format 2); the floor it records. */
 static int write_netram(struct n2l_meta *mt, unsigned int area, u64 gen,
 			u64 *floor)
@@ -194,22 +210,6 @@ static int write_sb(struct n2l_meta *mt, u64 gen, u32 flags)
 	dm_bufio_release(buf);
 	r = dm_bufio_write_dirty_buffers(mt->bufio);
 	return r ?: dm_bufio_issue_flush(mt->bufio);
-}
-
-/* What the map names must be on the data devices before the map is. */
-static int flush_media(struct n2l_store *s)
-{
-	enum n2l_medium m;
-	int r;
-
-	for_each_medium(m) {
-		if (!s->media[m].bdev)
-			continue;
-		r = blkdev_issue_flush(s->media[m].bdev);
-		if (r)
-			return r;
-	}
-	return 0;
 }
 
 /* Whether freed blocks wait in either quarantine for a commit. */
@@ -258,8 +258,15 @@ static int commit(struct n2l_meta *mt, u32 flags)
 	spin_unlock_irq(&s->lock);
 	n2l_test_delay(N2L_TEST_COMMIT, "with the lists switched, before the map is written");
 
-	/* The entries, then the groups they name and the floor above them. */
+	/*
+	 * The entries, then the data they name, then the groups they name
+	 * and the floor above them. The data devices are flushed after the
+	 * map is copied: a write that lands between a flush and the copy is
+	 * named by the copy, and a volatile cache would lose it while the
+	 * map names its block, which may hold a freed slot's data.
+	 */
 	r = write_map(mt, gen & 1, gen);
+	r = r ?: flush_media(s);
 	r = r ?: write_netram(mt, gen & 1, gen, &floor);
 	r = r ?: dm_bufio_issue_flush(mt->bufio);
 	r = r ?: write_sb(mt, gen, flags);
@@ -284,9 +291,11 @@ static int sync_meta(struct n2l_meta *mt, u32 flags)
 	int r;
 
 	mutex_lock(&mt->lock);
-	r = READ_ONCE(mt->failed) ? -EIO : flush_media(s);
+	r = READ_ONCE(mt->failed) ? -EIO : 0;
 	if (!r && (flags || need_commit(mt)))
 		r = commit(mt, flags);
+	else if (!r)
+		r = flush_media(s);
 	if (r && !mt->failed) {
 		DMERR("%s: metadata commit failed (%d): writes fail from now on",
 		      dm_device_name(s->md), r);

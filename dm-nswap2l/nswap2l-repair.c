@@ -41,7 +41,7 @@ MODULE_PARM_DESC(test_delay_ms,
 static unsigned int test_delay_at;
 module_param(test_delay_at, uint, 0644);
 MODULE_PARM_DESC(test_delay_at,
-		 "Testing only: where to pause (bits): 1 a MOVED or RETURN before it installs, 2 a repair kick before it queues, 4 the repair work as it starts, 8 a relocation with its copies made, before it installs, 16 a reconciliation with copies listed, before it retains them");
+		 "Testing only: where to pause (bits): 1 a MOVED or RETURN before it installs, 2 a repair kick before it queues, 4 the repair work as it starts, 8 a relocation with its copies made, before it installs, 16 a reconciliation with copies listed, before it retains them, 32 a commit with its lists switched, before it copies the map");
 
 /* A pause at @site if a test asked for one; never where we may not sleep. */
 void n2l_test_delay(unsigned int site, const char *what)
