@@ -135,7 +135,8 @@ static bool take_dirty(struct n2l_meta *mt, unsigned int area, u32 *i)
 	return found;
 }
 
-static int write_map(struct n2l_meta *mt, unsigned int area, u64 gen)
+/* The map blocks of @area that changed, copied into dirty buffers. */
+static int fill_map(struct n2l_meta *mt, unsigned int area, u64 gen)
 {
 	struct n2l_meta_map_block *mb;
 	struct dm_buffer *buf;
@@ -152,7 +153,7 @@ static int write_map(struct n2l_meta *mt, unsigned int area, u64 gen)
 		dm_bufio_mark_buffer_dirty(buf);
 		dm_bufio_release(buf);
 	}
-	return dm_bufio_write_dirty_buffers(mt->bufio);
+	return 0;
 }
 
 /* What the map names must be on the data devices before the map is. */
@@ -171,9 +172,9 @@ static int flush_media(struct n2l_store *s)
 	return 0;
 }
 
-/* The Network RAM block of @area (format 2); the floor it records. */
-static int write_netram(struct n2l_meta *mt, unsigned int area, u64 gen,
-			u64 *floor)
+/* The Network RAM block of @area (format 2), a dirty buffer; its floor. */
+static int fill_netram(struct n2l_meta *mt, unsigned int area, u64 gen,
+		       u64 *floor)
 {
 	struct n2l_meta_netram_block *nb;
 	struct dm_buffer *buf;
@@ -188,12 +189,7 @@ static int write_netram(struct n2l_meta *mt, unsigned int area, u64 gen,
 	nb->csum = cpu_to_le32(n2l_meta_csum(nb));
 	dm_bufio_mark_buffer_dirty(buf);
 	dm_bufio_release(buf);
-	/*
-	 * Written now, before the flush that precedes the superblock: left
-	 * dirty, it went out with the superblock, and a volatile cache that
-	 * kept the superblock alone left a map whose load refused it.
-	 */
-	return dm_bufio_write_dirty_buffers(mt->bufio);
+	return 0;
 }
 
 static int write_sb(struct n2l_meta *mt, u64 gen, u32 flags)
@@ -259,15 +255,19 @@ static int commit(struct n2l_meta *mt, u32 flags)
 	n2l_test_delay(N2L_TEST_COMMIT, "with the lists switched, before the map is written");
 
 	/*
-	 * The entries, then the data they name, then the groups they name
-	 * and the floor above them. The data devices are flushed after the
-	 * map is copied: a write that lands between a flush and the copy is
-	 * named by the copy, and a volatile cache would lose it while the
-	 * map names its block, which may hold a freed slot's data.
+	 * The entries, then the groups they name and the floor above them,
+	 * all written before the flush that precedes the superblock (the
+	 * Network RAM block once went out with the superblock, and a cache
+	 * that kept the superblock alone left a map its load refused). The
+	 * data devices are flushed after the map is copied: a write that
+	 * lands between a flush and the copy is named by the copy, and a
+	 * volatile cache would lose it while the map names its block, which
+	 * may hold a freed slot's data.
 	 */
-	r = write_map(mt, gen & 1, gen);
+	r = fill_map(mt, gen & 1, gen);
+	r = r ?: fill_netram(mt, gen & 1, gen, &floor);
+	r = r ?: dm_bufio_write_dirty_buffers(mt->bufio);
 	r = r ?: flush_media(s);
-	r = r ?: write_netram(mt, gen & 1, gen, &floor);
 	r = r ?: dm_bufio_issue_flush(mt->bufio);
 	r = r ?: write_sb(mt, gen, flags);
 	if (r)
