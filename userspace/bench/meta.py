@@ -250,8 +250,8 @@ def main():
                   f"before each run",
             runs=f"swap: WL2 --limit-mb {a.limit_mb} --passes {a.passes} in a cgroup "
                  f"(memory.max {a.limit_mb} MiB, no memory.high), guest seconds; "
-                 f"fsync: fio psync randwrite 4k fsync=32 on a fallocated 64 MiB file of a fresh ext4, "
-                 f"{a.runtime} s; each a fresh device, a run of each target first "
+                 f"fsync: fio psync randwrite 4k fsync=32 on a fallocated 64 MiB file "
+                 f"of a fresh ext4, {a.runtime} s; each a fresh device, a run of each target first "
                  f"(not counted), then {a.reps} reps of every target in turn."),
         "summary": summary,
         "commits_per_fsync": per_fsync,
