@@ -8,9 +8,11 @@ import json
 import mmap
 import os
 import random
+import re
 import shutil
 import signal
 import struct
+import threading
 import time
 
 import pytest
@@ -502,10 +504,23 @@ def test_network_ram_slots_flushed_before_a_power_cut_come_back(lab, no_periodic
 def write_unflushed(lab, path, offset, length, seed):
     """The pattern written with O_DIRECT and no flush (n2l-pattern's own
     write ends with fsync, a commit): copied from a null_blk that holds it."""
+    copy_direct(pattern_source(lab, offset, length, seed), path, offset, length)
+
+
+def pattern_source(lab, offset, length, seed):
+    """A null_blk holding the pattern (made ahead of a write that must not
+    wait for anything: making a disk waits for udev)."""
     src = lab.nullb((offset + length + MB - 1) // MB)
     n2l.write_pattern(src.path, offset, length, seed)
-    # bounded: a write waiting for room that nothing brings would hang
-    sh(f"timeout 120 dd if={src.path} of={path} bs=1M skip={offset} seek={offset} "
+    return src.path
+
+
+def copy_direct(src, path, offset, length):
+    # dd turns O_DIRECT off for a last partial block and then fsyncs: the
+    # block size must divide the length. Bounded: a write waiting for room
+    # that nothing brings would hang.
+    bs = MB if length % MB == 0 else BLOCK
+    sh(f"timeout 120 dd if={src} of={path} bs={bs} skip={offset} seek={offset} "
        f"iflag=direct,skip_bytes,count_bytes oflag=direct,seek_bytes count={length} "
        f"status=none")
 
@@ -653,6 +668,81 @@ def test_invalidations_a_full_list_could_not_take_go_by_reconciliation(
     n2l.wait_for(lambda: all(n2l.server_held_pages(dev, s) == 4096 for s in (a, b)),
                  what="servers holding what the map points at")
     assert n2l.scan_pattern(dev.path, 0, 16 * MB, 64) == (4096, 0, 0)
+
+
+TRACEFS = "/sys/kernel/tracing"
+RQ_EVENT = re.compile(r"block_rq_(issue|complete): (\d+),(\d+) (\w+) (?:\d+ )?\(.*?\) (\d+) \+ (\d+)")
+
+
+@contextlib.contextmanager
+def block_requests():
+    """The block layer's own record of requests issued to and completed by
+    the drivers, in order (a trace instance of its own, so that no other
+    user of the trace buffer is disturbed); yields a list filled at the
+    end with (event, (major, minor), rwbs, sector, sectors)."""
+    if not os.path.isdir(f"{TRACEFS}/events"):
+        sh(f"mount -t tracefs none {TRACEFS}")
+    inst = f"{TRACEFS}/instances/n2l-requests"
+    if not os.path.isdir(inst):
+        os.mkdir(inst)
+    events = ("block_rq_issue", "block_rq_complete")
+    for e in events:
+        with open(f"{inst}/events/block/{e}/enable", "w") as f:
+            f.write("1")
+    got = []
+    try:
+        yield got
+    finally:
+        for e in events:
+            with open(f"{inst}/events/block/{e}/enable", "w") as f:
+                f.write("0")
+        text = open(f"{inst}/trace").read()
+        os.rmdir(inst)
+        for m in RQ_EVENT.finditer(text):
+            got.append((m[1], (int(m[2]), int(m[3])), m[4], int(m[5]), int(m[6])))
+
+
+def device_number(path):
+    rdev = os.stat(path).st_rdev
+    return os.major(rdev), os.minor(rdev)
+
+
+def test_writes_a_commit_copies_are_flushed_before_its_superblock(lab, no_periodic_commit):
+    """While a commit pauses before it copies the map, new slots are written
+    to Flash with no flush of their own. The map it commits names them, so
+    Flash must complete a flush issued after they completed, and before the
+    superblock's write is issued: otherwise a crash that empties Flash's
+    volatile cache leaves the committed map naming blocks that hold what
+    they held before (a freed slot's data). The block layer's trace shows
+    the order the devices saw."""
+    flash, meta = lab.nullb(1, cache_mb=1), lab.nullb(4)
+    dev = lab.device("n2l-order", meta_table(1, flash.path, "-", meta.path))
+    n2l.write_pattern(dev.path, 0, 16 * BLOCK, 71)
+    src = pattern_source(lab, 32 * BLOCK, 16 * BLOCK, 73)
+    n2l.dmesg_new()
+    with slow_commits(10000):
+        write_unflushed(lab, dev.path, 16 * BLOCK, BLOCK, 72)  # a change to commit
+        commit = threading.Thread(target=flush, args=(dev.path,))
+        commit.start()
+        n2l.wait_for(lambda: any("before the map is written" in line
+                                 for line in n2l.dmesg_new()), what="the commit's pause")
+        with block_requests() as requests:
+            copy_direct(src, dev.path, 32 * BLOCK, 16 * BLOCK)
+            assert commit.is_alive(), "the writes ended after the commit's pause: nothing tested"
+            commit.join()
+    f, m = device_number(flash.path), device_number(meta.path)
+    # an empty flush ends as a write of no sectors: a write carries data
+    landed = max(i for i, (e, d, rwbs, _, n) in enumerate(requests)
+                 if e == "complete" and d == f and "W" in rwbs and n)
+    superblock = next((i for i, (e, d, rwbs, sector, _) in enumerate(requests)
+                       if i > landed and e == "issue" and d == m and "W" in rwbs
+                       and sector in (0, 8)), None)
+    assert superblock is not None, f"no superblock written after the writes: {requests}"
+    flushes = [e for e, d, rwbs, _, _ in requests[landed:superblock]
+               if d == f and "F" in rwbs and "W" not in rwbs]
+    assert flushes[:1] == ["issue"] and "complete" in flushes, (
+        f"Flash saw no flush between its last write and the superblock: {requests}")
+    assert n2l.check_pattern(dev.path, 32 * BLOCK, 16 * BLOCK, 73) == 0
 
 
 def test_a_write_waits_while_a_commit_trims_the_blocks_it_frees(lab, no_periodic_commit):
