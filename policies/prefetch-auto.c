@@ -8,18 +8,24 @@
  *    the slower Flash. When Network RAM's free slots are fewer than
  *    AUTO_HEADROOM activations' worth of swap-outs (at the larger of the
  *    last interval's and the running average), and fewer than the slots
- *    of the device it does not hold yet, auto moves what is missing, up
- *    to what the amount knobs ask, oldest swap-outs first (the least
- *    likely to be read soon, so the cheapest to read from Flash). If the
- *    slots it moved are read back often (more than AUTO_REREAD per mille
- *    of them in an interval, on average) while Flash reads are slower
- *    than Network RAM's, it moves half as many. Room pays only as
- *    latency does (below): swap-outs kept off Flash are written and read
- *    back sooner, which shortens the run only while the CPUs wait, and
- *    not at all when Flash reads are the faster (by AUTO_FASTER percent).
- *    So under AUTO_IDLE per mille of idle CPU time, or with Flash the
- *    faster, auto makes no room: the swap-outs go to Flash, and the moves
- *    that would have kept them off it cost no CPU time.
+ *    of the device it does not hold yet, and room pays, auto moves what
+ *    is missing, up to what the amount knobs ask, oldest swap-outs first
+ *    (the least likely to be read soon, so the cheapest to read from
+ *    Flash).
+ *
+ *    Room pays when what a swap-out kept on Network RAM saves exceeds
+ *    what the slot moved to make its room costs. The move writes Flash
+ *    once, as the swap-out would have, and adds a read of Network RAM
+ *    (its latency stands for the work). Each read of the swap-out saves
+ *    the difference of the two read latencies, each read of the moved
+ *    slot loses it: reads a swap-out gets are the interval's reads per
+ *    swap-out, reads a moved slot gets are counted (below), and a read's
+ *    saving is weighed by the CPUs' idle share as for speed. With Flash
+ *    reads as fast as Network RAM's, or within what a swap-out's one
+ *    read back recovers, no room is made: the swap-outs go to Flash and
+ *    the moves cost nothing. With either latency not measured yet (no
+ *    Flash reads before anything moved) room is made, and under
+ *    AUTO_IDLE per mille of idle CPU time none.
  *
  *  - speed: Network RAM is the slower medium now (its mean read latency,
  *    queueing included, more than AUTO_FASTER percent above Flash's, over
@@ -63,7 +69,6 @@
 #include "n2l-policies.h"
 
 #define AUTO_HEADROOM	4	/* activations of swap-outs kept free */
-#define AUTO_REREAD	500	/* per mille of moved slots read back */
 #define AUTO_FASTER	10	/* percent slower that makes a medium slower */
 #define AUTO_SAMPLES	16	/* reads of a medium before its latency counts */
 #define AUTO_PROBE_QD	4	/* Network RAM reads in flight worth a probe */
@@ -71,11 +76,11 @@
 #define AUTO_REPROBE	64	/* activations held back before a new probe */
 #define AUTO_IDLE	100	/* per mille of CPU time idle worth moving for */
 #define AUTO_IDLE_AVG	16	/* activations the idle share is averaged over */
+#define AUTO_READS_CAP	1000	/* reads a swap-out gets, at most, to room_pays() */
 
 struct auto_policy {
 	struct age_policy age;
 	u64 swapouts_avg;	/* running average of swap-outs per interval */
-	u64 reread_avg;		/* running average, per mille */
 	u32 cold;		/* slots still to take from the oldest end... */
 	u32 hot;		/* ...and then from the newest */
 	u64 moved;		/* slots moved, and reads of moved slots, */
@@ -145,24 +150,57 @@ static u32 idle_share(struct auto_policy *a, u32 idle_pm)
 	return min(a->idle_avg, idle_pm);
 }
 
+/* Reads per mille that the interval's swap-outs and the moved slots get. */
+static u64 reads_per_swapout(const struct n2l_pf_view *v)
+{
+	u64 reads = 0;
+	enum n2l_medium m;
+
+	for (m = 0; m < N2L_NR_MEDIA; m++)
+		reads += v->reads[m];
+	/* capped at AUTO_READS_CAP reads a swap-out, so that room_pays() cannot overflow */
+	return v->swapouts ? min_t(u64, div64_u64(reads * 1000, v->swapouts),
+				   AUTO_READS_CAP * 1000) : 0;
+}
+
+static u64 reads_per_moved(const struct auto_policy *a)
+{
+	return a->moved ? div64_u64(a->moved_reads * 1000, a->moved) : 0;
+}
+
+/*
+ * Whether a swap-out kept on Network RAM, its reads each saving @flash -
+ * @net us of which the CPUs' idle share @idle_pm shortens the run, saves
+ * more than the slot moved for it loses on its own reads and costs in a
+ * Network RAM read. Unmeasured latencies (either 0): room pays.
+ */
+static bool room_pays(const struct auto_policy *a, const struct n2l_pf_view *v,
+		      u64 net, u64 flash, u32 idle_pm)
+{
+	u64 kept = reads_per_swapout(v), moved = reads_per_moved(a);
+
+	if (!net || !flash)
+		return true;
+	if (flash <= net || kept <= moved)
+		return false;
+	return (kept - moved) * (flash - net) * idle_pm > net * 1000 * 1000;
+}
+
 /* Slots to move, oldest first, to keep room for the next swap-outs. */
 static u64 plan_room(struct auto_policy *a, const struct n2l_pf_view *v,
 		     u32 idle_pm)
 {
 	u64 burst = max(v->swapouts, a->swapouts_avg) * AUTO_HEADROOM;
 	u64 net = mean_read_us(v, N2L_NETRAM), flash = mean_read_us(v, N2L_FLASH);
-	u64 free = v->free[N2L_NETRAM], want;
+	u64 free = v->free[N2L_NETRAM];
 
-	if (idle_pm < AUTO_IDLE || (flash && slower(net, flash)))
+	if (idle_pm < AUTO_IDLE || !room_pays(a, v, net, flash, idle_pm))
 		return 0;
 	/* Writes can take no more room than the slots not there yet. */
 	burst = min_t(u64, burst, v->slots - v->held[N2L_NETRAM]);
 	if (free >= burst)
 		return 0;
-	want = min(burst - free, v->knob_amount);
-	if (a->reread_avg > AUTO_REREAD && net && flash && flash > net)
-		want /= 2;
-	return want;
+	return min(burst - free, v->knob_amount);
 }
 
 /* How many reads moved slots get, from what moved since the last activation. */
@@ -219,14 +257,10 @@ static u64 auto_plan(struct n2l_prefetch *p, const struct n2l_pf_view *v,
 		     u64 *room_asked)
 {
 	struct auto_policy *a = to_auto(p);
-	u64 reread = v->prefetched ?
-		     div64_u64(v->prefetch_reads * 1000, v->prefetched) : 0;
 	u64 cold, hot, room = v->free[N2L_FLASH] / 2;
 	u32 idle_pm = idle_share(a, v->cpu_idle_pm);
 
 	a->swapouts_avg = (a->swapouts_avg + v->swapouts) / 2;
-	if (v->prefetched)
-		a->reread_avg = (a->reread_avg + reread) / 2;
 	count_moved_reads(a, v);
 	cold = min(plan_room(a, v, idle_pm), room);
 	hot = min(plan_speed(a, v, idle_pm), room - cold);

@@ -220,24 +220,35 @@ TEST(prefetch_auto_makes_room_oldest_first_when_network_ram_runs_short)
 	p->type->destroy(p);
 }
 
-TEST(prefetch_auto_moves_fewer_when_what_it_moved_is_read_back_from_slower_flash)
+/*
+ * A slot moved for room costs a Network RAM read; the swap-out kept on
+ * Network RAM saves the difference of the read latencies on each read it
+ * gets, and the moved slot loses as much on each of its own. auto_view()'s
+ * 100 swap-outs and auto_reads()' 200 reads: a swap-out is read twice.
+ */
+TEST(prefetch_auto_makes_room_only_where_a_swap_out_kept_saves_more_than_its_move_costs)
 {
 	struct n2l_prefetch *p = auto_with_slots();
 	struct n2l_pf_view v = auto_view();
 
-	v.knob_amount = 40;
-	v.prefetched = 10;
-	v.prefetch_reads = 30;		/* 3000 per mille: running average 1500 */
-	auto_reads(&v, 200, 300, 0, 0);
-	CHECK_EQ(plan(p, &v), 20);
-	/*
-	 * Flash the faster, by enough that 3 reads a moved slot save more
-	 * (3 * 400 us) than its move costs (600 + 200 us): speed, and no
-	 * room (a swap-out that goes to Flash is read the sooner).
-	 */
-	auto_reads(&v, 600, 200, 0, 0);
-	CHECK_EQ(plan(p, &v), 40);
+	auto_reads(&v, 200, 600, 0, 0);	/* 2 * 400 us saved > 200 us */
+	CHECK_EQ(plan(p, &v), 10);
+	CHECK_EQ(room_asked, 10);
+	auto_reads(&v, 200, 300, 0, 0);	/* 2 * 100 us: no more than 200 */
+	CHECK_EQ(plan(p, &v), 0);
 	CHECK_EQ(room_asked, 0);
+	auto_reads(&v, 200, 216, 0, 0);	/* Flash 8% slower, as the paper's */
+	CHECK_EQ(plan(p, &v), 0);
+	v.swapouts = 10;		/* 20 reads a swap-out: 20 * 16 us */
+	CHECK_EQ(plan(p, &v), 10);
+	/* the moved slots read back as often as the swap-outs: no gain */
+	v.prefetched = 10;
+	v.prefetch_reads = 200;
+	CHECK_EQ(plan(p, &v), 0);
+	/* Flash not read yet: room, as before anything was measured */
+	auto_reads(&v, 200, 0, 0, 0);
+	v.reads[N2L_FLASH] = 0;
+	CHECK_EQ(plan(p, &v), 10);
 	p->type->destroy(p);
 }
 
@@ -251,24 +262,35 @@ TEST(prefetch_auto_makes_room_only_while_the_cpus_wait_and_flash_is_slower)
 	struct n2l_prefetch *p = auto_with_slots();
 	struct n2l_pf_view v = auto_view();
 
-	auto_reads(&v, 200, 300, 0, 0);
+	auto_reads(&v, 200, 600, 0, 0);
 	CHECK_EQ(plan(p, &v), 10);
 	CHECK_EQ(room_asked, 10);
+	v.cpu_idle_pm = 500;		/* 2 * 400 us * 0.5 > 200 us */
+	CHECK_EQ(plan(p, &v), 10);
+	v.cpu_idle_pm = 200;		/* 2 * 400 us * 0.2 < 200 us */
+	CHECK_EQ(plan(p, &v), 0);
 	v.cpu_idle_pm = 99;		/* busy 90.1% */
 	CHECK_EQ(plan(p, &v), 0);
 	CHECK_EQ(room_asked, 0);
-	v.cpu_idle_pm = 100;
-	CHECK_EQ(plan(p, &v), 10);
+	p->type->destroy(p);
+	p = auto_with_slots();
+	v = auto_view();
 	auto_reads(&v, 210, 200, 0, 0);	/* Flash faster, within 10% */
-	CHECK_EQ(plan(p, &v), 10);
-	CHECK_EQ(room_asked, 10);
+	CHECK_EQ(plan(p, &v), 0);
+	CHECK_EQ(room_asked, 0);
 	auto_reads(&v, 300, 200, 0, 2);	/* faster, queueing: no speed either */
 	CHECK_EQ(plan(p, &v), 0);
 	CHECK_EQ(room_asked, 0);
-	/* not known yet (no Flash reads): room, as before it was measured */
-	auto_reads(&v, 300, 0, 0, 0);
-	v.reads[N2L_FLASH] = 0;
-	CHECK_EQ(plan(p, &v), 10);
+	/*
+	 * Flash the faster by enough that 3 reads a moved slot save more
+	 * (3 * 400 us) than its move costs (600 + 200 us): speed, no room.
+	 */
+	v.knob_amount = 40;
+	v.prefetched = 10;
+	v.prefetch_reads = 30;
+	auto_reads(&v, 600, 200, 0, 0);
+	CHECK_EQ(plan(p, &v), 40);
+	CHECK_EQ(room_asked, 0);
 	p->type->destroy(p);
 }
 
@@ -369,7 +391,7 @@ TEST(prefetch_auto_does_not_count_on_idle_spells_in_a_busy_run)
 	struct n2l_pf_view v = auto_view();
 	u32 i;
 
-	auto_reads(&v, 200, 300, 0, 0);
+	auto_reads(&v, 200, 1000, 0, 0);	/* room pays down to 12.5% idle */
 	v.cpu_idle_pm = 20;
 	for (i = 0; i < 8; i++)
 		CHECK_EQ(plan(p, &v), 0);
