@@ -23,9 +23,10 @@
  *    saving is weighed by the CPUs' idle share as for speed. With Flash
  *    reads as fast as Network RAM's, or within what a swap-out's one
  *    read back recovers, no room is made: the swap-outs go to Flash and
- *    the moves cost nothing. With either latency not measured yet (no
- *    Flash reads before anything moved) room is made, and under
- *    AUTO_IDLE per mille of idle CPU time none.
+ *    the moves cost nothing. The latencies are each medium's mean over
+ *    its last AUTO_SAMPLES reads, however many intervals they took. With
+ *    either not measured yet (no Flash reads before anything moved) room
+ *    is made, and under AUTO_IDLE per mille of idle CPU time none.
  *
  *  - speed: Network RAM is the slower medium now (its mean read latency,
  *    queueing included, more than AUTO_FASTER percent above Flash's, over
@@ -81,6 +82,9 @@
 struct auto_policy {
 	struct age_policy age;
 	u64 swapouts_avg;	/* running average of swap-outs per interval */
+	u64 lat_reads[N2L_NR_MEDIA];	/* reads not yet AUTO_SAMPLES... */
+	u64 lat_us[N2L_NR_MEDIA];	/* ...and their latencies, summed */
+	u64 known_us[N2L_NR_MEDIA];	/* the last mean over AUTO_SAMPLES */
 	u32 cold;		/* slots still to take from the oldest end... */
 	u32 hot;		/* ...and then from the newest */
 	u64 moved;		/* slots moved, and reads of moved slots, */
@@ -150,6 +154,27 @@ static u32 idle_share(struct auto_policy *a, u32 idle_pm)
 	return min(a->idle_avg, idle_pm);
 }
 
+/*
+ * A medium's read latency over the last AUTO_SAMPLES reads or more, however
+ * many intervals they took: a swap-out rate of a few slots an interval
+ * reads too little in one to measure, and room must not be made as if
+ * nothing were known then.
+ */
+static void learn_latencies(struct auto_policy *a, const struct n2l_pf_view *v)
+{
+	enum n2l_medium m;
+
+	for (m = 0; m < N2L_NR_MEDIA; m++) {
+		a->lat_reads[m] += v->reads[m];
+		a->lat_us[m] += v->read_us[m];
+		if (a->lat_reads[m] < AUTO_SAMPLES)
+			continue;
+		a->known_us[m] = div64_u64(a->lat_us[m], a->lat_reads[m]);
+		a->lat_reads[m] = 0;
+		a->lat_us[m] = 0;
+	}
+}
+
 /* Reads per mille that the interval's swap-outs and the moved slots get. */
 static u64 reads_per_swapout(const struct n2l_pf_view *v)
 {
@@ -191,7 +216,7 @@ static u64 plan_room(struct auto_policy *a, const struct n2l_pf_view *v,
 		     u32 idle_pm)
 {
 	u64 burst = max(v->swapouts, a->swapouts_avg) * AUTO_HEADROOM;
-	u64 net = mean_read_us(v, N2L_NETRAM), flash = mean_read_us(v, N2L_FLASH);
+	u64 net = a->known_us[N2L_NETRAM], flash = a->known_us[N2L_FLASH];
 	u64 free = v->free[N2L_NETRAM];
 
 	if (idle_pm < AUTO_IDLE || !room_pays(a, v, net, flash, idle_pm))
@@ -261,6 +286,7 @@ static u64 auto_plan(struct n2l_prefetch *p, const struct n2l_pf_view *v,
 	u32 idle_pm = idle_share(a, v->cpu_idle_pm);
 
 	a->swapouts_avg = (a->swapouts_avg + v->swapouts) / 2;
+	learn_latencies(a, v);
 	count_moved_reads(a, v);
 	cold = min(plan_room(a, v, idle_pm), room);
 	hot = min(plan_speed(a, v, idle_pm), room - cold);

@@ -245,10 +245,32 @@ TEST(prefetch_auto_makes_room_only_where_a_swap_out_kept_saves_more_than_its_mov
 	v.prefetched = 10;
 	v.prefetch_reads = 200;
 	CHECK_EQ(plan(p, &v), 0);
-	/* Flash not read yet: room, as before anything was measured */
-	auto_reads(&v, 200, 0, 0, 0);
-	v.reads[N2L_FLASH] = 0;
+	p->type->destroy(p);
+}
+
+/*
+ * Room is made before Flash was read (nothing to go by), and not as if
+ * nothing were known when an interval reads too little to measure: a
+ * medium's latency is its mean over the last 16 reads or more, however
+ * many intervals they took.
+ */
+TEST(prefetch_auto_judges_room_by_latencies_measured_over_several_intervals)
+{
+	struct n2l_prefetch *p = auto_with_slots();
+	struct n2l_pf_view v = auto_view();
+
+	auto_reads(&v, 200, 216, 0, 0);
+	v.reads[N2L_FLASH] = 0;		/* Flash not read yet */
+	v.read_us[N2L_FLASH] = 0;
 	CHECK_EQ(plan(p, &v), 10);
+	v.reads[N2L_FLASH] = 8;		/* 8 reads: not yet */
+	v.read_us[N2L_FLASH] = 8 * 216;
+	CHECK_EQ(plan(p, &v), 10);
+	CHECK_EQ(plan(p, &v), 0);	/* 16 of 216 us: known */
+	v.reads[N2L_NETRAM] = v.reads[N2L_FLASH] = 2;
+	v.read_us[N2L_NETRAM] = 2 * 200;
+	v.read_us[N2L_FLASH] = 2 * 216;
+	CHECK_EQ(plan(p, &v), 0);	/* a quiet interval: still known */
 	p->type->destroy(p);
 }
 

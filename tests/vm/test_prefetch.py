@@ -1,6 +1,7 @@
 """Prefetching from Network RAM to Flash: the migration engine with every
 policy, under fio verify, swap, policy switches and overwrite/discard/read
 races on slots being moved; exact counters; tracepoints; knobs."""
+import contextlib
 import json
 import os
 import re
@@ -322,6 +323,83 @@ def test_auto_makes_room_only_while_the_cpus_wait(lab):
         assert n2l.check_pattern(dev.path, mb * MB, MB, 90 + mb) == 0
     consistent(dev)
 
+
+PLAN = re.compile(r"nswap2l_prefetch_plan: .*swapouts=(\d+) net_free=(\d+) .*net_us=(\d+) "
+                  r"flash_us=(\d+) .*idle_pm=(\d+) target=(\d+) room=(\d+)")
+TRACEFS = "/sys/kernel/tracing"
+
+
+def room_asked_under_reads(lab, flash_ms, wait_for_room):
+    """A device whose Network RAM (4 MiB, 4 ms a read away) holds half of
+    8 MiB written, and Flash of @flash_ms a request; then random reads
+    and writes, a read a write. Once both media were read 64 times (auto
+    knows their latencies): what auto asks for room over 5 s, or until
+    it asks, and its plans meanwhile (swapouts, net_free, net_us,
+    flash_us, idle_pm, target, room)."""
+    srv = lab.server("nswapd", ["--min-mb", "4", "--max-mb", "4", "--reserve-mb", "0"],
+                     delay_us=2000)
+    f = lab.flash(16, latency_ns=flash_ms * 1_000_000)
+    dev = lab.device(f"n2l-auto-pays-{flash_ms}", table_line(
+        16 << 11, f.path, servers=[srv.name], prefetch="auto",
+        prefetch_args=["interval_ms", "50", "amount_mode", "fixed", "amount", "256"]))
+    n2l.wait_for(lambda: dev.servers_up(1), what="server up")
+    n2l.write_pattern(dev.path, 0, 8 * MB, 5)
+    start = dev.status()
+    fio = subprocess.Popen(
+        ["fio", "--name=mix", f"--filename={dev.path}", "--rw=randrw",
+         "--rwmixread=50", "--bs=4k", "--size=8M", "--direct=1",
+         "--ioengine=libaio", "--iodepth=4", "--time_based", "--runtime=120",
+         "--output=/dev/null"])
+    try:
+        n2l.wait_for(lambda: all(dev.status()[m]["reads"] >= start[m]["reads"] + 64
+                                 for m in ("netram", "flash")), what="reads of both media")
+        with prefetch_plans() as plans:
+            before = dev.status()["prefetch_room_target"]
+            if wait_for_room:
+                n2l.wait_for(lambda: dev.status()["prefetch_room_target"] > before,
+                             timeout=60, what="auto asking for room")
+            else:
+                time.sleep(5)
+            asked = dev.status()["prefetch_room_target"] - before
+    finally:
+        fio.terminate()     # fio stops its jobs on SIGTERM
+        fio.wait()
+    consistent(dev)
+    return asked, plans
+
+
+@contextlib.contextmanager
+def prefetch_plans():
+    """The plans auto makes meanwhile, from the tracepoint."""
+    if not os.path.isdir(f"{TRACEFS}/events"):
+        sh(f"mount -t tracefs none {TRACEFS}")
+    event = f"{TRACEFS}/events/nswap2l/nswap2l_prefetch_plan/enable"
+    sh(f"echo > {TRACEFS}/trace; echo 1 > {event}")
+    plans = []
+    try:
+        yield plans
+    finally:
+        sh(f"echo 0 > {event}")
+        plans += [tuple(map(int, m.groups()))
+                  for m in PLAN.finditer(open(f"{TRACEFS}/trace").read())]
+
+
+def test_auto_makes_room_only_where_flash_reads_are_slow_enough_to_pay_for_it(lab):
+    """A slot moved to make room costs a Network RAM read; the swap-out kept
+    on Network RAM saves the difference of the read latencies on each of
+    its reads. Read back once, it pays for its room only when Flash reads
+    take over twice Network RAM's, more while the CPUs are busy: with
+    Flash a little slower (8 ms against 4 ms and more) auto makes no room
+    while Network RAM runs short, once both latencies are measured; with
+    Flash 100 ms it does. (The old rule made room whenever Flash was not
+    the faster by 10%, and as if nothing were measured in an interval
+    with under 16 reads of a medium.)"""
+    near, plans = room_asked_under_reads(lab, 8, wait_for_room=False)
+    short = [p for p in plans if p[1] < 4 * p[0]]
+    assert short, f"Network RAM never ran short: nothing tested: {plans}"
+    assert near == 0, f"auto asked {near} slots for room with Flash 8 ms: {plans}"
+    far, plans = room_asked_under_reads(lab, 100, wait_for_room=True)
+    assert far > 0, plans
 
 def prefetched_device(lab, name, slots):
     """A device whose first 8 MiB were written in 1 MiB writes, then
