@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.join(REPO, "userspace", "pylib"))
 # and the benchmarks.
 from n2llab import (MODULE, TOOLS, CommandError, Device, Link, NullBlk,  # noqa: E402,F401
                     Process, insmod_tree_module, load_modules, remote_link, run, sh,
-                    wait_for)
+                    tracefs, wait_for)
 from nswap2l import MEDIA, parse_status, table_line  # noqa: E402,F401
 
 SLOT = 4096

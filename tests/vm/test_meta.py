@@ -670,7 +670,6 @@ def test_invalidations_a_full_list_could_not_take_go_by_reconciliation(
     assert n2l.scan_pattern(dev.path, 0, 16 * MB, 64) == (4096, 0, 0)
 
 
-TRACEFS = "/sys/kernel/tracing"
 RQ_EVENT = re.compile(r"block_rq_(issue|complete): (\d+),(\d+) (\w+) (?:\d+ )?\(.*?\) (\d+) \+ (\d+)")
 
 
@@ -680,9 +679,7 @@ def block_requests():
     the drivers, in order (a trace instance of its own, so that no other
     user of the trace buffer is disturbed); yields a list filled at the
     end with (event, (major, minor), rwbs, sector, sectors)."""
-    if not os.path.isdir(f"{TRACEFS}/events"):
-        sh(f"mount -t tracefs none {TRACEFS}")
-    inst = f"{TRACEFS}/instances/n2l-requests"
+    inst = f"{n2l.tracefs()}/instances/n2l-requests"
     if not os.path.isdir(inst):
         os.mkdir(inst)
     events = ("block_rq_issue", "block_rq_complete")

@@ -9,7 +9,7 @@ import statistics
 
 import n2llab
 
-TRACEFS = "/sys/kernel/tracing"
+TRACEFS = n2llab.TRACEFS
 EVENT = os.path.join(TRACEFS, "events", "nswap2l", "nswap2l_prefetch_plan", "enable")
 _PLAN = re.compile(r"nswap2l_prefetch_plan: dev=(\d+:\d+) swapouts=\d+ net_free=\d+ "
                    r"flash_free=\d+ net_us=\d+ flash_us=\d+ net_qd=\d+ flash_qd=\d+ "
@@ -24,8 +24,7 @@ def _write(path, text):
 def start():
     """Record every plan from now on, the trace emptied; False when the
     module has no such tracepoint (then nothing is recorded)."""
-    if not os.path.isdir(os.path.join(TRACEFS, "events")):
-        n2llab.run(f"mount -t tracefs none {TRACEFS}")
+    n2llab.tracefs()
     if not os.path.exists(EVENT):
         return False
     _write(os.path.join(TRACEFS, "trace"), "")

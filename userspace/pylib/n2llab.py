@@ -25,6 +25,7 @@ MEDIA_MODULE = os.environ.get("N2L_MEDIA_MODULE") or os.path.join(
 TOOLS = os.path.join(REPO, "build", "tools")
 NSWAPD = os.path.join(REPO, "build", "nswapd")
 NULLB = "/sys/kernel/config/nullb"
+TRACEFS = "/sys/kernel/tracing"
 LOGDIR = "/tmp/n2l"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dmioctl  # noqa: E402
@@ -60,6 +61,13 @@ def wait_for(predicate, timeout=60, interval=0.2, what="condition"):
             return value
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def tracefs():
+    """The tracing filesystem, mounted if it is not yet (a guest's is not)."""
+    if not os.path.isdir(os.path.join(TRACEFS, "events")):
+        run(f"mount -t tracefs none {TRACEFS}")
+    return TRACEFS
 
 
 def load_modules(nswap2l=True):
