@@ -129,6 +129,23 @@ def estimate(log_ratios):
     return Estimate(math.exp(mean), math.exp(mean - half), math.exp(mean + half), n)
 
 
+def median_interval(values, level=LEVEL):
+    """(median, lo, hi) of @values: lo and hi the order statistics that
+    cover the median at @level or more and lie closest to it (the sign
+    test's interval, which assumes nothing of the distribution: a stray
+    value, however far, moves neither); None and None when no pair does
+    (under 6 values at 95%)."""
+    xs = sorted(values)
+    n = len(xs)
+    lo = hi = None
+    for j in range(n // 2):
+        below = sum(math.comb(n, i) for i in range(j + 1)) / 2 ** n
+        if 1 - 2 * below < level:
+            break
+        lo, hi = xs[j], xs[n - 1 - j]
+    return statistics.median(xs), lo, hi
+
+
 def point_of(cell):
     """Where a run ran, as a hashable key: its point (sweep.py, prefetch
     .py), or none."""
