@@ -187,10 +187,11 @@ def summary_lines(result):
              "paired by rep, with its 95% interval (Student's t on the mean log "
              "ratio), and the median of the pairs' ratios, with the interval of "
              "order statistics that covers it at 95% or more (the sign test's, "
-             "which one stray run cannot move: under instruction counting a guest "
-             "that waits on the host, for a page of a program read back through "
-             "virtiofs under memory pressure, sees its clock leap, and such runs "
-             "took 1.5 to 24 times their time, dm-linear's too). A goal is met when the "
+             "which one stray run cannot move: under instruction counting an idle "
+             "guest's clock leaps to its next timer, so a wait on the host, such as "
+             "a page of a program read back through virtiofs, may count many times "
+             "over; runs took 1.5 to 24 times their time so, dm-linear's too). "
+             "A goal is met when the "
              "whole interval is at or above it.", "",
              "| question | target / against | ratio [95% CI] | goal | "
              "median [CI] | goal | pairs |",
