@@ -4,8 +4,8 @@ races on slots being moved; exact counters; tracepoints; knobs."""
 import contextlib
 import json
 import os
-import re
 import subprocess
+import sys
 import threading
 import time
 
@@ -14,6 +14,9 @@ import pytest
 import n2l
 from n2l import run, sh, table_line
 from test_io import fio_verify, swap_workload
+
+sys.path.insert(0, os.path.join(n2l.REPO, "userspace", "bench"))
+import plans as plantrace  # noqa: E402  (the benchmarks' recorder of plans)
 
 MB = 1 << 20
 POLICIES = ["rr", "random", "lrs", "mrs"]
@@ -324,17 +327,12 @@ def test_auto_makes_room_only_while_the_cpus_wait(lab):
     consistent(dev)
 
 
-PLAN = re.compile(r"nswap2l_prefetch_plan: .*swapouts=(\d+) net_free=(\d+) .*net_us=(\d+) "
-                  r"flash_us=(\d+) .*idle_pm=(\d+) target=(\d+) room=(\d+)")
-
-
 def room_asked_under_reads(lab, flash_ms, wait_for_room):
     """A device whose Network RAM (4 MiB, 4 ms a read away) holds half of
     8 MiB written, and Flash of @flash_ms a request; then random reads
     and writes, a read a write. Once both media were read 64 times (auto
     knows their latencies): what auto asks for room over 5 s, or until
-    it asks, and its plans meanwhile (swapouts, net_free, net_us,
-    flash_us, idle_pm, target, room)."""
+    it asks, and its plans meanwhile (plantrace.parse())."""
     srv = lab.server("nswapd", ["--min-mb", "4", "--max-mb", "4", "--reserve-mb", "0"],
                      delay_us=2000)
     f = lab.flash(16, latency_ns=flash_ms * 1_000_000)
@@ -369,17 +367,14 @@ def room_asked_under_reads(lab, flash_ms, wait_for_room):
 
 @contextlib.contextmanager
 def prefetch_plans():
-    """The plans auto makes meanwhile, from the tracepoint."""
-    tracefs = n2l.tracefs()
-    event = f"{tracefs}/events/nswap2l/nswap2l_prefetch_plan/enable"
-    sh(f"echo > {tracefs}/trace; echo 1 > {event}")
+    """The plans auto makes meanwhile, from the tracepoint, as the
+    benchmarks record them."""
+    assert plantrace.start(), "the module has no nswap2l_prefetch_plan tracepoint"
     plans = []
     try:
         yield plans
     finally:
-        sh(f"echo 0 > {event}")
-        plans += [tuple(map(int, m.groups()))
-                  for m in PLAN.finditer(open(f"{tracefs}/trace").read())]
+        plans += plantrace.stop_all()
 
 
 def test_auto_makes_room_only_where_flash_reads_are_slow_enough_to_pay_for_it(lab):
@@ -396,11 +391,12 @@ def test_auto_makes_room_only_where_flash_reads_are_slow_enough_to_pay_for_it(la
     RAM's latency (a 125 ms interval at 8 ms), which the unit tests do
     not depend on."""
     near, plans = room_asked_under_reads(lab, 2, wait_for_room=False)
-    short = [p for p in plans if p[1] < 4 * p[0]]
+    short = [p for p in plans if p["net_free"] < 4 * p["swapouts"]]
     assert short, f"Network RAM never ran short: nothing tested: {plans}"
     assert near == 0, f"auto asked {near} slots for room with Flash 2 ms: {plans}"
     far, plans = room_asked_under_reads(lab, 100, wait_for_room=True)
     assert far > 0, plans
+
 
 def prefetched_device(lab, name, slots):
     """A device whose first 8 MiB were written in 1 MiB writes, then
@@ -532,11 +528,10 @@ def test_tracepoints_record_writes_reads_frees_and_migrations(lab):
     assert f"nswap2l_read: dev={devno} slot=256 nr=256 medium=netram" in trace, trace
     assert f"nswap2l_free: dev={devno} slot=256 nr=256 medium=none" in trace, trace
     # the plan, with what the engine measured: 512 swap-outs, lrs's 256
-    plans = re.findall(rf"nswap2l_prefetch_plan: dev={devno} swapouts=(\d+) net_free=(\d+) "
-                       r"flash_free=(\d+) net_us=\d+ flash_us=\d+ net_qd=\d+ flash_qd=\d+ "
-                       r"idle_pm=(\d+) target=(\d+) room=(\d+)", trace)
-    assert plans and plans[0][0] == "512" and plans[0][4:] == ("256", "0"), plans
-    assert all(int(p[3]) <= 1000 for p in plans) and int(plans[0][2]) == 4096, plans
+    plans = [p for p in plantrace.parse(trace) if p["dev"] == devno]
+    assert plans and (plans[0]["swapouts"], plans[0]["target"], plans[0]["room"]) == \
+        (512, 256, 0), plans
+    assert all(p["idle_pm"] <= 1000 for p in plans) and plans[0]["flash_free"] == 4096, plans
     # The simulator replays what the kernel recorded, against every policy.
     path = "/tmp/n2l/slots.trace"
     with open(path, "w") as f:

@@ -11,9 +11,11 @@ import n2llab
 
 TRACEFS = n2llab.TRACEFS
 EVENT = os.path.join(TRACEFS, "events", "nswap2l", "nswap2l_prefetch_plan", "enable")
-_PLAN = re.compile(r"nswap2l_prefetch_plan: dev=(\d+:\d+) swapouts=\d+ net_free=\d+ "
-                   r"flash_free=\d+ net_us=\d+ flash_us=\d+ net_qd=\d+ flash_qd=\d+ "
-                   r"idle_pm=(\d+) target=(\d+) room=(\d+)")
+_PLAN = re.compile(r"nswap2l_prefetch_plan: dev=(?P<dev>\d+:\d+) swapouts=(?P<swapouts>\d+) "
+                   r"net_free=(?P<net_free>\d+) flash_free=(?P<flash_free>\d+) "
+                   r"net_us=(?P<net_us>\d+) flash_us=(?P<flash_us>\d+) "
+                   r"net_qd=(?P<net_qd>\d+) flash_qd=(?P<flash_qd>\d+) "
+                   r"idle_pm=(?P<idle_pm>\d+) target=(?P<target>\d+) room=(?P<room>\d+)")
 
 
 def _write(path, text):
@@ -32,19 +34,34 @@ def start():
     return True
 
 
-def stop(devno):
-    """Stop recording; what the plans of device devno ("maj:min") said."""
+def stop_all():
+    """Stop recording; every plan recorded (parse())."""
     _write(EVENT, "0")
     with open(os.path.join(TRACEFS, "trace")) as f:
-        return summary(f.read(), devno)
+        return parse(f.read())
+
+
+def stop(devno):
+    """Stop recording; what the plans of device devno ("maj:min") said."""
+    return _summary([p for p in stop_all() if p["dev"] == devno])
+
+
+def parse(text):
+    """Every plan in the tracepoint's text, in order: a dict of its
+    fields, dev as "maj:min" and the others as ints."""
+    return [{k: v if k == "dev" else int(v) for k, v in m.groupdict().items()}
+            for m in _PLAN.finditer(text)]
 
 
 def summary(text, devno):
     """plans: activations planned; plans_asking: those that asked for
     slots; idle_pm_asking and idle_pm_all: the median idle share of the
     CPUs (per mille of the interval) at those, and at all (None without)."""
-    plans = [(int(idle), int(target)) for dev, idle, target, _ in _PLAN.findall(text)
-             if dev == devno]
+    return _summary([p for p in parse(text) if p["dev"] == devno])
+
+
+def _summary(plans):
+    plans = [(p["idle_pm"], p["target"]) for p in plans]
     asking = [idle for idle, target in plans if target]
     return {"plans": len(plans), "plans_asking": len(asking),
             "idle_pm_asking": statistics.median(asking) if asking else None,
