@@ -24,6 +24,17 @@ EVIL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "evil_server.py"
 SCRIPTED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripted_server.py")
 
 
+def flush(path):
+    """A REQ_PREFLUSH (fsync of the block device), which commits the map
+    of a device with a metadata device before it completes; blockdev
+    --flushbufs sends none."""
+    fd = os.open(path, os.O_RDWR)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 # One /dev/kmsg reader for the session: it reads on from where it stopped,
 # where a new one would read the whole log again (56 ms a call, under
 # emulation, once the log is full; tests call it several times each).

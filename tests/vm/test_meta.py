@@ -18,7 +18,7 @@ import time
 import pytest
 
 import n2l
-from n2l import run, sh, table_line
+from n2l import flush, run, sh, table_line
 import logwrites  # n2l puts userspace/pylib on the path
 
 MB = 1 << 20
@@ -37,16 +37,6 @@ def read_bytes(path, offset=0, length=None):
     with open(path, "rb") as f:
         f.seek(offset)
         return f.read(length) if length else f.read()
-
-
-def flush(path):
-    """A REQ_PREFLUSH (fsync of the block device), which commits the map
-    before it completes; blockdev --flushbufs sends none."""
-    fd = os.open(path, os.O_RDWR)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def digest(data):
