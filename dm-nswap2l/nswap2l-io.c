@@ -444,8 +444,18 @@ static enum place_result place_write(struct n2l_store *s, struct n2l_io *io)
 			     __n2l_netram_waiting(s, io) ||
 			     __n2l_netram_room_coming(s);
 
-		spin_unlock_irqrestore(&s->lock, flags);
-		return later ? PLACE_LATER : PLACE_NOSPC;
+		/*
+		 * Room coming is asked for before it is looked at, so only
+		 * room that landed between __choose() and the ask (a server's
+		 * answer on another CPU) is neither seen nor coming: look once
+		 * more, or a write fails with ENOSPC on servers that have room.
+		 */
+		if (!later)
+			m = __choose(s, io, e);
+		if (m == N2L_NONE) {
+			spin_unlock_irqrestore(&s->lock, flags);
+			return later ? PLACE_LATER : PLACE_NOSPC;
+		}
 	}
 	if (m == sme_medium(e) && m != N2L_NETRAM) {
 		__place_same_medium(s, io, m);

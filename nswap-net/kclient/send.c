@@ -34,7 +34,8 @@ void n2l_req_end(struct n2l_net_req *req, int status)
 	if (n2l_is_put(req) && req->srv)
 		atomic_sub(req->count, &req->srv->put_pages_inflight);
 	req->status = status;
-	req->state = N2L_REQ_IDLE;
+	/* After the reply's free count: see n2l_net_room_coming(). */
+	smp_store_release(&req->state, N2L_REQ_IDLE);
 	req->done(req);
 }
 

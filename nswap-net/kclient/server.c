@@ -494,9 +494,10 @@ static bool __room_coming(struct n2l_nsrv *srv)
 	bool coming;
 
 	spin_lock(&srv->lock);
-	coming = atomic_read(&srv->put_pages_inflight) ||
-		 srv->inval_head != srv->inval_tail ||
-		 READ_ONCE(srv->inval_req.state) != N2L_REQ_IDLE;
+	/* Pairs with the release in n2l_req_end(): the free count is seen. */
+	coming = smp_load_acquire(&srv->inval_req.state) != N2L_REQ_IDLE;
+	coming |= atomic_read(&srv->put_pages_inflight) ||
+		  srv->inval_head != srv->inval_tail;
 	spin_unlock(&srv->lock);
 	return coming;
 }
@@ -522,7 +523,9 @@ bool n2l_net_room_coming(struct n2l_net *net)
 	 * Asked for before looking, so that no answer slips between: an
 	 * invalidation's answer raises the room event; a PUT in flight ends
 	 * in the owner's write completion, which tries again anyway. The
-	 * exchange orders the ask before the look.
+	 * exchange orders the ask before the look. An answer the look finds
+	 * done has its free count visible (the acquire in __room_coming()):
+	 * a caller that looks at the room again after this sees it.
 	 */
 	atomic_xchg(&net->room_wanted, 1);
 	spin_lock_irqsave(&net->lock, flags);
