@@ -228,6 +228,16 @@ def synthetic_run(speeds=("paper", "fast")):
             "cells": cells}
 
 
+def test_report_says_how_many_reps_ran():
+    """The reps its cells have: a guest's profile says the reps of the
+    share it ran, and a resumed run has more than the first guests knew."""
+    run = synthetic_run()
+    run["environment"]["profile"]["reps"] = 2
+    md = prefetch_report.report_md(run, [])
+    assert " 3 reps, each a boot of its own" in md
+    assert " 3 runs per cell, " in md
+
+
 def test_report_pools_where_the_question_is_the_same():
     md = prefetch_report.report_md(synthetic_run(), [])
     # LRS on fast Flash at Radix x2: logs of 0.90, 0.91, 0.92: mean
@@ -268,6 +278,17 @@ def test_report_checks_auto_against_its_targets_and_shows_the_engine():
     assert "| auto | Radix x8 | paper | 95% | 60 | 950 | 300 | 20.0% | 2.00 | 90% | 25% |" in md
     assert "| WL2 | n2l-lrs@all | Network RAM holds all the swap | 48.0 | 12.0 | 400% | 90% |" in md
     assert "- no run stopped or flagged" in md
+
+
+def test_auto_alone_is_not_called_far_from_a_best_fixed_policy_it_was_not_run_with():
+    run = synthetic_run()
+    run["cells"] = [c for c in run["cells"]
+                    if profiles.config(c["config"]).prefetch in ("none", "auto")]
+    run["configs"] = {k: v for k, v in run["configs"].items()
+                      if profiles.config(k).prefetch in ("none", "auto")}
+    md = prefetch_report.report_md(run, [])
+    assert "| Radix x2 | fast | 0.910 [0.885–0.935] faster | yes | — | " \
+        "no fixed policy run | no fixed policy faster |" in md
 
 
 def test_report_names_runs_the_gate_stopped_or_flagged():

@@ -8,7 +8,8 @@ import profiles
 import results
 import stats
 from report import (PILOT_RULE, VERDICT_RULE, WORKLOAD_NAMES, calibration_table,
-                    environment_lines, fmt, netram_table, pyplot, save, table)
+                    environment_lines, fmt, netram_table, pyplot, reps_run, save,
+                    table)
 
 BASELINE = "none"
 FIXED = pilot.FIXED
@@ -182,7 +183,8 @@ def auto_rows(run, share):
                 point_name(point), speed, cell_text(vs_none),
                 yes_no(vs_none and vs_none.hi is not None and vs_none.hi <= AUTO_NOT_SLOWER),
                 f"{best}: {cell_text(vs_best)}" if best else "—",
-                yes_no(vs_best and vs_best.hi is not None and vs_best.hi <= AUTO_NEAR_BEST),
+                yes_no(vs_best.hi is not None and vs_best.hi <= AUTO_NEAR_BEST)
+                if best else "no fixed policy run",
                 faster_where_one_is(vs_none, any_faster)])
     return rows
 
@@ -209,7 +211,7 @@ def report_md(run, plots):
              f"{profiles.FLASH_RATIO['read']}x and writes {profiles.FLASH_RATIO['write']}x "
              "its time; `fast`: 20% faster than Network RAM, latency and bandwidth). "
              f"Prefetch arguments {' '.join(prof.get('prefetch_args') or ())}. "
-             f"{prof.get('reps')} reps, each a boot of its own, "
+             f"{reps_run(run)} reps, each a boot of its own, "
              "instruction-counted guest seconds. A ratio is a policy's time over "
              f"{BASELINE}'s: the geometric mean of runs paired by point, rep and seed "
              "within one boot, with its 95% confidence interval (Student's t on the "

@@ -263,6 +263,13 @@ def ratio_table(run):
     return table(["workload"] + policies, rows)
 
 
+def reps_run(run):
+    """How many reps the run's cells have: a guest's profile says the
+    reps of its own share, and a resumed run has more than its first
+    guests knew of."""
+    return len({c["rep"] for c in run["cells"]})
+
+
 def environment_lines(run, cells_of_a_matrix=True):
     """The run's setting; with cells_of_a_matrix, how many runs each
     (configuration, workload) got and how far apart they are (a sweep's
@@ -274,7 +281,7 @@ def environment_lines(run, cells_of_a_matrix=True):
     prof = env.get("profile", {})
     lines.append(f"- profile {prof.get('name')}: workload memory limit "
                  f"{prof.get('limit_mb')} MiB (per workload: {prof.get('limits') or 'none'}; "
-                 f"{env.get('cgroup', 'memory.max')}), {prof.get('reps')} runs per cell, "
+                 f"{env.get('cgroup', 'memory.max')}), {reps_run(run)} runs per cell, "
                  f"media {prof.get('scale')}x slower than the paper's, "
                  f"seed {prof.get('seed')} for every run, configurations "
                  f"in a shuffled order per rep, passes {prof.get('passes')}, "
