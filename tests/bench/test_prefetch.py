@@ -218,7 +218,9 @@ def synthetic_run(speeds=("paper", "fast")):
                     cell.update(prefetched=950, prefetch_target=1000,
                                 prefetch_room_target=300 if policy == "auto" else 0,
                                 prefetch_activations=60, prefetch_reads=200,
-                                idle_pm_asking=250 if policy == "auto" else None)
+                                idle_pm_asking=250 if policy == "auto" else None,
+                                net_us_asking=210 if policy == "auto" else None,
+                                flash_us_asking=640 if policy == "auto" else None)
                 cells.append(cell)
     return {"benchmark": "nswap2l prefetch", "date": "2026-11-26T00:00:00Z",
             "workloads": list(p.workloads), "points": [list(x) for x in p.points],
@@ -273,9 +275,11 @@ def test_report_checks_auto_against_its_targets_and_shows_the_engine():
         "mrs: 1.000 [1.000–1.000] no difference | yes | no fixed policy faster |" in md
     # moved / asked 95%, 60 activations, 950 moved, none for room, 20% of
     # slots read, CPU busy 90% of the run, no plans recorded
-    assert "| lrs | Radix x8 | paper | 95% | 60 | 950 | 0 | 20.0% | 2.00 | 90% | — | 10.50 |" in md
-    # auto asked with the CPUs 25% idle
-    assert "| auto | Radix x8 | paper | 95% | 60 | 950 | 300 | 20.0% | 2.00 | 90% | 25% |" in md
+    assert "| lrs | Radix x8 | paper | 95% | 60 | 950 | 0 | 20.0% | 2.00 | 90% | — | — / — | " \
+        "10.50 |" in md
+    # auto asked with the CPUs 25% idle, Network RAM reads 210 us, Flash 640
+    assert "| auto | Radix x8 | paper | 95% | 60 | 950 | 300 | 20.0% | 2.00 | 90% | 25% | " \
+        "210 / 640 |" in md
     assert "| WL2 | n2l-lrs@all | Network RAM holds all the swap | 48.0 | 12.0 | 400% | 90% |" in md
     assert "- no run stopped or flagged" in md
 

@@ -56,13 +56,21 @@ def parse(text):
 def summary(text, devno):
     """plans: activations planned; plans_asking: those that asked for
     slots; idle_pm_asking and idle_pm_all: the median idle share of the
-    CPUs (per mille of the interval) at those, and at all (None without)."""
+    CPUs (per mille of the interval) at those, and at all;
+    net_us_asking and flash_us_asking: the median over the plans that
+    asked of each medium's mean read latency in their interval (those
+    with reads of it). None where there is nothing to take a median of."""
     return _summary([p for p in parse(text) if p["dev"] == devno])
 
 
+def _median(values):
+    return statistics.median(values) if values else None
+
+
 def _summary(plans):
-    plans = [(p["idle_pm"], p["target"]) for p in plans]
-    asking = [idle for idle, target in plans if target]
+    asking = [p for p in plans if p["target"]]
     return {"plans": len(plans), "plans_asking": len(asking),
-            "idle_pm_asking": statistics.median(asking) if asking else None,
-            "idle_pm_all": statistics.median([i for i, _ in plans]) if plans else None}
+            "idle_pm_asking": _median([p["idle_pm"] for p in asking]),
+            "idle_pm_all": _median([p["idle_pm"] for p in plans]),
+            "net_us_asking": _median([p["net_us"] for p in asking if p["net_us"]]),
+            "flash_us_asking": _median([p["flash_us"] for p in asking if p["flash_us"]])}

@@ -133,7 +133,7 @@ def effort_rows(run, share):
     moved over those asked for, activations, slots moved, how many of
     those asked were for room on Network RAM, the share of the slots read
     that prefetched slots served, read parallelism, CPU busy, the CPUs'
-    idle share when the policy asked."""
+    idle share and both media's read latencies when the policy asked."""
     _, policies, points, speeds = layout(run)
     rows = []
     for p in policies:
@@ -148,6 +148,8 @@ def effort_rows(run, share):
                 served = median_of(mine, pilot.served)
                 busy = median_of(mine, cpu_busy)
                 idle = median_of(mine, lambda c: c.get("idle_pm_asking"))
+                net_us = median_of(mine, lambda c: c.get("net_us_asking"))
+                flash_us = median_of(mine, lambda c: c.get("flash_us_asking"))
                 rows.append([p, point_name(point), speed,
                              fmt(None if moved is None else 100 * moved, 0, "%"),
                              fmt(median_of(mine, lambda c: c.get("prefetch_activations")), 0),
@@ -157,6 +159,7 @@ def effort_rows(run, share):
                              fmt(median_of(mine, lambda c: c.get("read_parallelism")), 2),
                              fmt(None if busy is None else 100 * busy, 0, "%"),
                              fmt(None if idle is None else idle / 10, 0, "%"),
+                             f"{fmt(net_us, 0)} / {fmt(flash_us, 0)}",
                              fmt(median_of(mine, lambda c: c.get("seconds")), 2)])
     return rows
 
@@ -245,10 +248,13 @@ def report_md(run, plots):
                   "the share of the run the CPU was busy (servers included), "
                   "the CPUs' idle share of the intervals in which the policy "
                   "asked for slots (the tracepoint nswap2l_prefetch_plan; "
-                  "median of each run's median), seconds.", ""]
+                  "median of each run's median), the mean read latency of "
+                  "Network RAM and of Flash in those intervals (us, the same "
+                  "way; — where the run did not record it), seconds.", ""]
         lines += table(["policy", "point", "Flash", "moved / asked", "activations",
                         "moved", "asked for room", "reads served", "parallelism",
-                        "CPU busy", "idle when asked", "seconds"],
+                        "CPU busy", "idle when asked", "reads us when asked (Network RAM / Flash)",
+                        "seconds"],
                        effort_rows(run, share))
     lines += ["", "## Network RAM", ""] + netram_table(run)
     lines += ["", "## Pilot gate", "", PILOT_RULE, ""] + (
