@@ -36,7 +36,12 @@ def assert_accounted(c):
     assert c["cpu_workload_s"] > 0 and c["cpu_busy_s"] >= c["cpu_workload_s"], c
     assert c["major_faults"] > 0 and c["memory_events"]["high"] > 0, c
     assert limit * 0.9 <= c["memory_peak_mb"] <= 2 * limit, c
-    assert c["device_reads"] > 0 and c["read_parallelism_time"] > 0, c
+    assert c["device_reads"] > 0, c
+    # The block layer counts a read's time in whole jiffies: zram's reads
+    # (a page decompressed in the caller) count only when one straddles a
+    # tick, and on an idle host none may (0.00 in 2 of 2 runs).
+    assert c["read_parallelism_time"] > 0 or (
+        c["config"] == "zram" and c["read_parallelism_time"] == 0), c
     if c["config"] in ("nswap", "nbd"):      # all of it through a server
         assert c["cpu_servers_s"] > 0, c
 
