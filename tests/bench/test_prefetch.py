@@ -295,6 +295,15 @@ def test_auto_alone_is_not_called_far_from_a_best_fixed_policy_it_was_not_run_wi
         "no fixed policy run | no fixed policy faster |" in md
 
 
+def test_auto_missing_at_a_point_is_not_near_the_best_there():
+    """A run stopped before auto ran at a point, where fixed policies did."""
+    run = synthetic_run()
+    run["cells"] = [c for c in run["cells"] if not (
+        profiles.config(c["config"]).prefetch == "auto" and c["workload"] == "wl2")]
+    md = prefetch_report.report_md(run, [])
+    assert "| WL2 | paper | — | no | mrs: — | no | no fixed policy faster |" in md
+
+
 def test_report_names_runs_the_gate_stopped_or_flagged():
     run = synthetic_run()
     c = next(c for c in run["cells"] if c["config"] == "n2l-lrs@all")

@@ -186,8 +186,8 @@ def auto_rows(run, share):
                 point_name(point), speed, cell_text(vs_none),
                 yes_no(vs_none and vs_none.hi is not None and vs_none.hi <= AUTO_NOT_SLOWER),
                 f"{best}: {cell_text(vs_best)}" if best else "—",
-                yes_no(vs_best.hi is not None and vs_best.hi <= AUTO_NEAR_BEST)
-                if best else "no fixed policy run",
+                yes_no(vs_best is not None and vs_best.hi is not None and
+                       vs_best.hi <= AUTO_NEAR_BEST) if best else "no fixed policy run",
                 faster_where_one_is(vs_none, any_faster)])
     return rows
 
