@@ -147,12 +147,12 @@ class Lab:
         return d
 
     def metadata_for(self, table):
-        """With N2L_TEST_METADATA=1, an nswap2l table with Flash or disk
-        and no metadata device gets one of its own (a fresh null_blk), so
-        that the suite runs with the slot map kept as well as without."""
+        """With N2L_TEST_METADATA=1, an nswap2l table without a metadata
+        device gets one of its own (a fresh null_blk), so that the suite
+        runs with the slot map kept as well as without."""
         w = table.split()
         if (os.environ.get("N2L_TEST_METADATA") != "1" or len(w) < 7 or
-                w[2] != "nswap2l" or w[3] == w[4] == "-" or "metadata:" in table):
+                w[2] != "nswap2l" or "metadata:" in table):
             return None
         gib = int(w[1]) / (2 << 20)
         return self.nullb(4 + int(8 * gib)).path    # about 4 MiB a GiB of slots
