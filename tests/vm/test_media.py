@@ -202,12 +202,14 @@ def test_flash_writes_hold_up_reads(lab):
 
 def test_flash_request_cost_is_fixed_plus_bytes(lab):
     # A request's bus time is its direction's fixed cost plus its bytes
-    # over the bandwidth, then the latency: at QD1, exactly that, for a
-    # page as for 1 MiB, which reaches the model as one request. One fio,
-    # its four jobs one after the other.
-    keys = {"read": (100, 200, 100), "write": (150, 300, 50)}  # lat, req, mbps
+    # over the bandwidth, then the latency, fixed plus its bytes over
+    # xfer_mbps: at QD1, exactly that, for a page as for 1 MiB, which
+    # reaches the model as one request. One fio, its four jobs one after
+    # the other.
+    keys = {"read": (100, 200, 100, 500), "write": (150, 300, 50, 1000)}
+    names = ("lat_us", "req_us", "mbps", "xfer_mbps")
     m = medium(lab, ModelFlash, 64, **{f"{d}_{k}": v for d, ks in keys.items()
-                                      for k, v in zip(("lat_us", "req_us", "mbps"), ks)})
+                                      for k, v in zip(names, ks)})
     sh(f"dd if=/dev/zero of={m.path} bs=1M count=16 oflag=direct status=none")
     cases = [(d, bs) for d in keys for bs in ("4k", "1M")]
     jobs = " ".join(f"--name={d}{bs} --rw={d} --bs={bs} --stonewall" for d, bs in cases)
@@ -219,9 +221,9 @@ def test_flash_request_cost_is_fixed_plus_bytes(lab):
     assert p.returncode == 0, p.stderr
     fio_jobs = {j["jobname"]: j for j in json.load(open(out))["jobs"]}
     st = m.status()
-    for d, (lat, req, mbps) in keys.items():
+    for d, (lat, req, mbps, xfer) in keys.items():
         ios = {bs: fio_jobs[f"{d}{bs}"][d]["total_ios"] for bs in ("4k", "1M")}
-        per_ns = {bs: (lat + req) * 1000 + n * 1000 // mbps
+        per_ns = {bs: (lat + req) * 1000 + n * 1000 // mbps + n * 1000 // xfer
                   for bs, n in (("4k", 4096), ("1M", MB))}
         print(f"flash {d} QD1: {ios} requests of 4k and 1M; model "
               f"{per_ns['4k'] / 1000:.0f} and {per_ns['1M'] / 1000:.0f} us each")
@@ -232,6 +234,33 @@ def test_flash_request_cost_is_fixed_plus_bytes(lab):
         for bs in ios:
             assert fio_jobs[f"{d}{bs}"][d]["lat_ns"]["min"] >= per_ns[bs], \
                 f"{d} {bs} completed before its bus time and latency"
+
+
+def test_flash_completes_a_direction_in_order(lab):
+    # A latency that grows with the bytes would let a page finish before
+    # the 1 MiB ahead of it (1.05 s of latency at xfer_mbps 1 against the
+    # page's 4 ms): it waits for it, as the direction's one queue of due
+    # bios must. The counters are planned at arrival; the test needs only
+    # the guest to issue the page within the 1 MiB's second.
+    m = medium(lab, ModelFlash, 64, read_lat_us=0, read_mbps=1000, read_xfer_mbps=1)
+    m.clear_stats()
+    big = subprocess.Popen(["dd", f"if={m.path}", "of=/dev/null", "bs=1M", "count=1",
+                            "iflag=direct", "status=none"])
+    try:
+        n2l.wait_for(lambda: m.status()["read"]["requests"] == 1, timeout=60,
+                     what="the 1 MiB read in the model")
+        first = m.status()
+        sh(f"dd if={m.path} of=/dev/null bs=4k count=1 skip=1000 iflag=direct status=none")
+        both = m.status()["read"]
+    finally:
+        big.wait(timeout=300)
+    page_us = both["service_us"] - first["read"]["service_us"]
+    print(f"flash: a page behind 1 MiB ({first['queued']} queued): {page_us} us of service")
+    assert first["queued"] == 1, f"the guest was too slow to test anything: {first}"
+    assert both["requests"] == 2 and page_us >= 100000, (first, both)
+    m.clear_stats()
+    sh(f"dd if={m.path} of=/dev/null bs=4k count=1 skip=1000 iflag=direct status=none")
+    assert 4096 <= m.status()["read"]["service_us"] <= 4105, m.status()
 
 
 # ----------------------------------------------------------------------------
@@ -253,6 +282,7 @@ BAD_LINES = [
     ("{dev} 0 flash 2 read_lat_us -5", "Invalid read_lat_us"),
     ("{dev} 0 flash 2 write_lat_us 99999999999", "Invalid write_lat_us"),
     ("{dev} 0 flash 2 write_lat_us 4294967301", "Invalid write_lat_us"),  # 5 mod 2^32
+    ("{dev} 0 flash 2 read_xfer_mbps 1000001", "Invalid read_xfer_mbps"),
     ("{dev} 0 flash 2 read_mbps fast", "Invalid read_mbps"),
     ("{dev} 0 flash 2 read_qd 0", "Invalid read_qd"),
     ("{dev} 0 flash 2 write_qd 1025", "Invalid write_qd"),

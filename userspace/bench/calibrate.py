@@ -14,9 +14,9 @@ Network RAM's time, writes 1.62 times; a profile's flash_speed "fast":
 0.833 both ways), so Flash is set from Network RAM as measured
 (profiles.flash_keys()): the fixed cost and bandwidth of a request's
 bus time make 4 KiB and 1 MiB QD32 streams take their share longer, the
-latency a page at QD1 (less what the guest itself costs a request
-through a model of no delay); a lone 1 MiB request gets the page's
-latency, and the gate checks where that puts it. The disk is the model's 7200 rpm disk:
+latency's fixed part and its part per byte a page and 1 MiB at QD1
+(less what the guest itself costs each through a model of no delay).
+The disk is the model's 7200 rpm disk:
 about 8 ms a random request, one at a time, sequential ones 50 or more
 times cheaper.
 
@@ -48,9 +48,6 @@ RAMP = "250ms"
 # nothing under instruction counting, so the disk gets runs this many
 # times as long as the others', for a thousand seeks.
 DISK_RUNTIME_FACTOR = 8
-# What the guest costs a request through a model of no delay: the QD1
-# cases flash_keys() takes it from.
-ZERO_CASES = (("read", "rand", 1, "4k"), ("write", "rand", 1, "4k"))
 # A case that completed no request in its window runs again once, this
 # many times as long: under the wall clock a guest among busy ones can
 # stall for the whole of a short window, and a medium left without a
@@ -198,7 +195,7 @@ def media(profile):
     # the model's own defaults are 100 us: no delay at all, unlimited
     zero_us = measure_then_remove(configs.flash(profile, region, "calib-zero",
                                                 keys={"read_lat_us": 0, "write_lat_us": 0}),
-                                  runtime, ZERO_CASES, region)
+                                  runtime, profiles.ZERO_CASES, region)
     calib["flash_zero_model"] = zero_us
     calib["flash_keys"] = profiles.flash_keys(netram, zero_us, profile.flash_speed)
     calib["flash_speed"] = profile.flash_speed

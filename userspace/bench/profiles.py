@@ -91,6 +91,12 @@ SMALL_CASES = tuple((rw, pattern, qd, "4k") for rw in ("read", "write")
 LARGE_CASES = tuple((rw, "seq", qd, "1m") for rw in ("read", "write") for qd in (1, 32))
 CALIBRATION_CASES = SMALL_CASES + LARGE_CASES
 LARGE = 1 << 20
+# What the guest costs a request through a model of no delay, the cases
+# flash_keys() takes it from: a page and 1 MiB at QD1.
+ZERO_CASES = (("read", "rand", 1, "4k"), ("write", "rand", 1, "4k"),
+              ("read", "seq", 1, "1m"), ("write", "seq", 1, "1m"))
+# n2lmedia's largest bandwidth key.
+MEDIA_MAX_MBPS = 1000000
 
 
 def case_name(rw, pattern, qd, bs="4k"):
@@ -101,15 +107,15 @@ def flash_keys(netram, zero, speed="paper"):
     """n2lmedia flash keys that put Flash at flash_speed's ratios
     (FLASH_SPEEDS) to the Network RAM measured (netram: us a request per
     case), for 4 KiB and 1 MiB requests, given what a model of no delay
-    costs in this guest (zero). A request holds the bus for req_us +
-    bytes / mbps; the two QD32 streams, where the bus is what limits, fix
-    both (a page's time is mostly the fixed cost, 1 MiB's mostly the
-    bytes). The latency then makes a page at QD1, the swap's own request,
-    take its share longer. A lone 1 MiB request gets the same latency
-    and lands where the bus puts it: Network RAM's QD1 cost over its
-    QD32 one is 2.9 ms for 1 MiB and 0.13 ms for a page (reads,
-    instruction-counted), which one latency cannot follow, and the model
-    has no latency that grows with the request's size."""
+    costs in this guest (zero: the QD1 cases of ZERO_CASES). A request
+    holds the bus for req_us + bytes / mbps; the two QD32 streams, where
+    the bus is what limits, fix both (a page's time is mostly the fixed
+    cost, 1 MiB's mostly the bytes). Its latency, lat_us + bytes /
+    xfer_mbps, then makes a page and 1 MiB at QD1 take their share
+    longer: Network RAM's QD1 cost over its QD32 one is 2.9 ms for 1 MiB
+    and 0.13 ms for a page (reads, instruction-counted), which one fixed
+    latency cannot follow. Where the bus already makes 1 MiB at QD1 slow
+    enough, or zero lacks 1 MiB, xfer_mbps is 0 (none)."""
     keys = {}
     for rw, ratio in flash_ratio(speed).items():
         small, large = ratio * netram[f"rand{rw} 4k qd32"], ratio * netram[f"{rw} 1m qd32"]
@@ -118,13 +124,30 @@ def flash_keys(netram, zero, speed="paper"):
             us_per_byte = 2 / (4096 / small + LARGE / large)
         mbps = max(1, round(1 / us_per_byte))           # 10^6 bytes/s: bytes per us
         req_us = max(0, round(small - 4096 / mbps))
-        page_qd1 = ratio * netram[f"rand{rw} 4k qd1"]
-        keys[f"{rw}_lat_us"] = max(0, round(page_qd1 - zero[f"rand{rw} 4k qd1"]
-                                            - (req_us + 4096 / mbps)))
+        page_lat = ratio * netram[f"rand{rw} 4k qd1"] - zero[f"rand{rw} 4k qd1"] \
+            - (req_us + 4096 / mbps)
+        xfer = xfer_mbps(ratio * netram.get(f"{rw} 1m qd1", 0), zero.get(f"{rw} 1m qd1"),
+                         page_lat, req_us + LARGE / mbps)
+        keys[f"{rw}_lat_us"] = max(0, round(page_lat - (4096 / xfer if xfer else 0)))
         keys[f"{rw}_req_us"] = req_us
         keys[f"{rw}_mbps"] = mbps
         keys[f"{rw}_qd"] = 32
+        keys[f"{rw}_xfer_mbps"] = xfer
     return keys
+
+
+def xfer_mbps(target_us, zero_us, page_lat_us, bus_us):
+    """The latency's rate per byte (10^6 bytes/s) that makes 1 MiB at QD1
+    take target_us, where the guest's own cost (zero_us), the page's
+    latency and 1 MiB's bus time leave it short; 0 where they do not (or
+    a figure is missing). The page's fixed latency gives back what its
+    own 4 KiB cost at that rate."""
+    if not target_us or zero_us is None:
+        return 0
+    short_us = target_us - zero_us - page_lat_us - bus_us
+    if short_us <= 0:
+        return 0
+    return min(MEDIA_MAX_MBPS, max(1, round((LARGE - 4096) / short_us)))
 
 
 # Sequential QD32: a 4 KiB stream that the block layer merges. Network

@@ -30,17 +30,22 @@
  *   of S bytes starts when one of its direction's slots is free (requests
  *   that find none wait in FIFO order), then holds the bus for its bus
  *   time, req_us + S / mbps of its direction, and completes its
- *   direction's latency after that. The bus is one for both directions
- *   and serves requests one at a time in arrival order (one that waits
- *   for a slot holds up those behind it), as an SSD's controller and
- *   channels serve reads and writes alike: a stream of writes slows the
- *   reads issued behind it, and the two directions together never move
- *   more than the bus can.
+ *   direction's latency, lat_us + S / xfer_mbps, after that. The bus is
+ *   one for both directions and serves requests one at a time in arrival
+ *   order (one that waits for a slot holds up those behind it), as an
+ *   SSD's controller and channels serve reads and writes alike: a stream
+ *   of writes slows the reads issued behind it, and the two directions
+ *   together never move more than the bus can. The latency's part per
+ *   byte, the rate at which a request's data then reaches the host in
+ *   nothing the requests share, makes a lone large request slower
+ *   without lowering what a full queue moves. A direction completes its
+ *   requests in the order they arrived (a page behind 1 MiB waits).
  *
  *   The fixed cost is what makes one model right for small and large
  *   requests at once: a 4 KiB request's bus time is mostly req_us, a
  *   1 MiB one's mostly its bytes. The benchmark sets req_us and mbps so
- *   that both sizes keep their ratio to Network RAM's time
+ *   that both sizes keep their ratio to Network RAM's time at queue depth
+ *   32, and the latencies so that a page and 1 MiB keep it at depth 1
  *   (userspace/bench/profiles.py, flash_keys()).
  *
  *   key            default  meaning
@@ -50,6 +55,8 @@
  *   write_req_us   0        bus time of every write besides its bytes
  *   read_mbps      0        read bandwidth, 10^6 bytes/s; 0 is unlimited
  *   write_mbps     0        write bandwidth; 0 is unlimited
+ *   read_xfer_mbps 0        rate of a read's latency per byte; 0 is none
+ *   write_xfer_mbps 0       rate of a write's latency per byte; 0 is none
  *   read_qd        32       reads in service at once (1 to 1024)
  *   write_qd       32       writes in service at once (1 to 1024)
  *
@@ -130,7 +137,10 @@
 #define MEDIA_MAX_QD	1024
 
 /* Key indices: flash keys alternate read and write, so + dir works. */
-enum { FLASH_LAT, FLASH_REQ = 2, FLASH_MBPS = 4, FLASH_QD = 6, FLASH_NR_KEYS = 8 };
+enum {
+	FLASH_LAT, FLASH_REQ = 2, FLASH_MBPS = 4, FLASH_QD = 6, FLASH_XFER = 8,
+	FLASH_NR_KEYS = 10
+};
 enum { DISK_MBPS, DISK_SEEK_MIN, DISK_SEEK_MAX, DISK_RPM, DISK_NR_KEYS };
 #define MEDIA_MAX_KEYS FLASH_NR_KEYS
 
@@ -156,6 +166,8 @@ static const struct media_key flash_keys[FLASH_NR_KEYS] = {
 	MBPS_KEY("write_mbps", 0, 0),
 	QD_KEY("read_qd"),
 	QD_KEY("write_qd"),
+	MBPS_KEY("read_xfer_mbps", 0, 0),
+	MBPS_KEY("write_xfer_mbps", 0, 0),
 };
 
 static const struct media_key disk_keys[DISK_NR_KEYS] = {
@@ -170,16 +182,17 @@ struct flash_dir {
 	u64 lat_ns;
 	u64 req_ns;		/* bus time of a request besides its bytes */
 	unsigned int mbps;	/* 0: unlimited */
+	unsigned int xfer_mbps;	/* 0: no latency per byte */
 	unsigned int qd;
 	/*
-	 * The done time of the last request in each slot. A request's done
-	 * time is its bus time's end plus the direction's one latency, and
-	 * the bus serves requests in arrival order, so done times never
-	 * decrease: the slot used qd requests ago, slot_free[slot_next],
-	 * frees first.
+	 * The done time of the last request in each slot. A request is done
+	 * its latency after its bus time's end, and no sooner than the
+	 * direction's previous request, so done times never decrease: the
+	 * slot used qd requests ago, slot_free[slot_next], frees first.
 	 */
 	ktime_t *slot_free;
 	unsigned int slot_next;
+	ktime_t last_done;
 };
 
 /* Flash: two directions over one bus. */
@@ -283,6 +296,7 @@ static int flash_setup(struct dm_target *ti, struct media_c *mc)
 		fd->req_ns = (u64)mc->args[FLASH_REQ + dir] * NSEC_PER_USEC;
 		fd->mbps = mc->args[FLASH_MBPS + dir];
 		fd->qd = mc->args[FLASH_QD + dir];
+		fd->xfer_mbps = mc->args[FLASH_XFER + dir];
 		fd->slot_free = kcalloc(fd->qd, sizeof(*fd->slot_free), GFP_KERNEL);
 		if (!fd->slot_free) {
 			ti->error = "Cannot allocate the service slots";
@@ -295,7 +309,9 @@ static int flash_setup(struct dm_target *ti, struct media_c *mc)
 /*
  * A request's slot, then its turn on the bus shared by both directions,
  * then its latency. Both directions take the bus in arrival order, so
- * bus ends, and with them each direction's done times, never decrease.
+ * bus ends never decrease; a latency that grows with the bytes could let
+ * a page finish before the 1 MiB ahead of it, which the direction's one
+ * FIFO queue of due bios cannot hold, so it waits for it.
  */
 static ktime_t flash_plan(struct media_c *mc, int dir, sector_t pos,
 			  unsigned int bytes, ktime_t now)
@@ -306,8 +322,11 @@ static ktime_t flash_plan(struct media_c *mc, int dir, sector_t pos,
 	ktime_t start = max(now, *slot);
 	ktime_t bus_end = ktime_add_ns(max(start, fs->bus_free),
 				       fd->req_ns + transfer_ns(bytes, fd->mbps));
-	ktime_t done = ktime_add_ns(bus_end, fd->lat_ns);
+	ktime_t done = ktime_add_ns(bus_end, fd->lat_ns +
+				    transfer_ns(bytes, fd->xfer_mbps));
 
+	done = max(done, fd->last_done);
+	fd->last_done = done;
 	fs->bus_free = bus_end;
 	*slot = done;
 	fd->slot_next = (fd->slot_next + 1) % fd->qd;
@@ -324,6 +343,7 @@ static void flash_reset(struct media_c *mc)
 		struct flash_dir *fd = &mc->flash.dir[dir];
 
 		memset(fd->slot_free, 0, fd->qd * sizeof(*fd->slot_free));
+		fd->last_done = 0;
 	}
 }
 
@@ -395,7 +415,7 @@ static const struct media_model media_models[] = {
 		.name = "flash",
 		.keys = flash_keys,
 		.nr_keys = FLASH_NR_KEYS,
-		.unknown_key = "Unknown flash argument: read_lat_us, write_lat_us, read_req_us, write_req_us, read_mbps, write_mbps, read_qd or write_qd",
+		.unknown_key = "Unknown flash argument: read_lat_us, write_lat_us, read_req_us, write_req_us, read_mbps, write_mbps, read_qd, write_qd, read_xfer_mbps or write_xfer_mbps",
 		.nr_queues = 2,
 		.setup = flash_setup,
 		.plan = flash_plan,
