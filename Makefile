@@ -35,11 +35,16 @@ TOOLS := build/tools/n2l-pattern build/tools/n2l-race build/tools/n2l-cryptobenc
 
 all: module tools
 
-# Each kernel's module in a tree of its own: build/kmod/$(KVER)/nswap2l.ko.
+# Each kernel's module in a tree of its own: build/kmod/$(KVER)/nswap2l.ko,
+# what the build printed in build/kmod/$(KVER).log. With C=2 (make check's
+# build), sparse checks every file as it builds, and tests/lint --from-build
+# reads the log instead of building everything again.
 KTREE := build/kmod/$(KVER)
 module:
 	userspace/kmod-tree $(KTREE)
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(KTREE) W=1 modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(KTREE) W=1 modules >$(KTREE).log 2>&1 || \
+		{ cat $(KTREE).log; exit 1; }
+	cat $(KTREE).log
 
 # The module for every installed kernel (userspace/kver --all).
 modules:
@@ -54,8 +59,9 @@ media:
 		mkdir -p build/kmod-media/$$v && \
 		cp -u --preserve=timestamps userspace/media/Kbuild userspace/media/*.c \
 			build/kmod-media/$$v/ && \
-		$(MAKE) -C /lib/modules/$$v/build M=$(CURDIR)/build/kmod-media/$$v W=1 modules || \
-		exit 1; \
+		$(MAKE) -C /lib/modules/$$v/build M=$(CURDIR)/build/kmod-media/$$v W=1 modules \
+			>build/kmod-media/$$v.log 2>&1 || { cat build/kmod-media/$$v.log; exit 1; }; \
+		cat build/kmod-media/$$v.log; \
 	done
 
 tools: $(TOOLS)

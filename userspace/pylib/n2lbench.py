@@ -64,9 +64,27 @@ def environment(**extra):
         "vcpus": os.cpu_count(),
         "mode": "icount shift=0,sleep=off (1 vCPU, guest time = instructions)"
                 if icount else "TCG wall clock (noisy: +-20%)",
+        "cpu": cpu_model(),
     }
     env.update(extra)
     return env
+
+
+def cpu_model():
+    """The guest CPU's name and whether its memcpy may use rep movsb (ERMS
+    or FSRM), which TCG runs a byte at a time (userspace/vm/tcg-cpu)."""
+    name, flags = "", set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name" and not name:
+                    name = value.strip()
+                elif key.strip() == "flags" and not flags:
+                    flags = set(value.split())
+    except OSError:
+        pass
+    return f"{name}, rep movsb: {'yes' if flags & {'erms', 'fsrm'} else 'no'}"
 
 
 def boot_id():
