@@ -187,12 +187,12 @@ struct flash_dir {
 	/*
 	 * The done time of the last request in each slot. A request is done
 	 * its latency after its bus time's end, and no sooner than the
-	 * direction's previous request, so done times never decrease: the
-	 * slot used qd requests ago, slot_free[slot_next], frees first.
+	 * direction's previous request (the slot before slot_next), so done
+	 * times never decrease: the slot used qd requests ago,
+	 * slot_free[slot_next], frees first.
 	 */
 	ktime_t *slot_free;
 	unsigned int slot_next;
-	ktime_t last_done;
 };
 
 /* Flash: two directions over one bus. */
@@ -319,14 +319,14 @@ static ktime_t flash_plan(struct media_c *mc, int dir, sector_t pos,
 	struct flash_state *fs = &mc->flash;
 	struct flash_dir *fd = &fs->dir[dir];
 	ktime_t *slot = &fd->slot_free[fd->slot_next];
+	ktime_t prev_done = fd->slot_free[(fd->slot_next + fd->qd - 1) % fd->qd];
 	ktime_t start = max(now, *slot);
 	ktime_t bus_end = ktime_add_ns(max(start, fs->bus_free),
 				       fd->req_ns + transfer_ns(bytes, fd->mbps));
 	ktime_t done = ktime_add_ns(bus_end, fd->lat_ns +
 				    transfer_ns(bytes, fd->xfer_mbps));
 
-	done = max(done, fd->last_done);
-	fd->last_done = done;
+	done = max(done, prev_done);
 	fs->bus_free = bus_end;
 	*slot = done;
 	fd->slot_next = (fd->slot_next + 1) % fd->qd;
@@ -343,7 +343,6 @@ static void flash_reset(struct media_c *mc)
 		struct flash_dir *fd = &mc->flash.dir[dir];
 
 		memset(fd->slot_free, 0, fd->qd * sizeof(*fd->slot_free));
-		fd->last_done = 0;
 	}
 }
 
