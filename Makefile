@@ -40,11 +40,14 @@ all: module tools
 # build), sparse checks every file as it builds, and tests/lint --from-build
 # reads the log instead of building everything again.
 KTREE := build/kmod/$(KVER)
+# $(call kbuild,KDIR,TREE): Kbuild builds TREE, its output kept in TREE.log;
+# a recipe line calling it starts with +, as one naming $(MAKE) need not,
+# so that the sub-make shares the jobserver.
+kbuild = $(MAKE) -C $(1) M=$(CURDIR)/$(2) W=1 modules >$(2).log 2>&1 || \
+	{ cat $(2).log; exit 1; }; cat $(2).log
 module:
 	userspace/kmod-tree $(KTREE)
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/$(KTREE) W=1 modules >$(KTREE).log 2>&1 || \
-		{ cat $(KTREE).log; exit 1; }
-	cat $(KTREE).log
+	+$(call kbuild,$(KDIR),$(KTREE))
 
 # The module for every installed kernel (userspace/kver --all).
 modules:
@@ -55,13 +58,11 @@ modules:
 # kernel: build/kmod-media/<version>/dm-n2lmedia.ko. A test and benchmark
 # tool: neither the top-level Kbuild nor the DKMS package has it.
 media:
-	for v in $$(userspace/kver --all); do \
+	+for v in $$(userspace/kver --all); do \
 		mkdir -p build/kmod-media/$$v && \
 		cp -u --preserve=timestamps userspace/media/Kbuild userspace/media/*.c \
 			build/kmod-media/$$v/ && \
-		$(MAKE) -C /lib/modules/$$v/build M=$(CURDIR)/build/kmod-media/$$v W=1 modules \
-			>build/kmod-media/$$v.log 2>&1 || { cat build/kmod-media/$$v.log; exit 1; }; \
-		cat build/kmod-media/$$v.log; \
+		{ $(call kbuild,/lib/modules/$$v/build,build/kmod-media/$$v); } || exit 1; \
 	done
 
 tools: $(TOOLS)

@@ -72,7 +72,7 @@ def environment(**extra):
 
 def cpu_model():
     """The guest CPU's name and whether its memcpy may use rep movsb (ERMS
-    or FSRM), which TCG runs a byte at a time (userspace/vm/tcg-cpu)."""
+    or FSRM), which TCG runs a byte at a time (userspace/vm/accel)."""
     name, flags = "", set()
     try:
         with open("/proc/cpuinfo") as f:
