@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0-only
-"""A device's status and its target messages through the device-mapper
-ioctls (include/uapi/linux/dm-ioctl.h), without starting dmsetup: a
-process start costs a guest under TCG a tenth of a second or more, and
-the tests poll the status in loops. Output as dmsetup prints it."""
+"""A device's status and its target messages, and a device made and
+removed, through the device-mapper ioctls (include/uapi/linux/dm-ioctl.h),
+without starting dmsetup: a process start costs a guest under TCG a
+tenth of a second or more, and the tests poll the status in loops and
+load devices hundreds of times. Output as dmsetup prints it."""
 import errno
 import fcntl
 import os
 import struct
+import time
 
 CONTROL = "/dev/mapper/control"
 
@@ -16,6 +18,10 @@ HEADER = struct.Struct("=3IIIIiIIIQ128s129s7s")
 TARGET_SPEC = struct.Struct("=QQiI16s")     # struct dm_target_spec
 assert HEADER.size == 312 and TARGET_SPEC.size == 40
 
+DM_DEV_CREATE = 0xc138fd03      # _IOWR(0xfd, 3, struct dm_ioctl)
+DM_DEV_REMOVE = 0xc138fd04
+DM_DEV_SUSPEND = 0xc138fd06     # without DM_SUSPEND_FLAG: resume
+DM_TABLE_LOAD = 0xc138fd09
 DM_TABLE_STATUS = 0xc138fd0c    # _IOWR(0xfd, 12, struct dm_ioctl)
 DM_TARGET_MSG = 0xc138fd0e      # _IOWR(0xfd, 14, struct dm_ioctl)
 DM_BUFFER_FULL_FLAG = 1 << 8
@@ -26,14 +32,14 @@ class DmError(OSError):
     pass
 
 
-def _call(cmd, name, payload=b"", size=16384):
-    """The ioctl's (flags, data after the header); a buffer that grows
-    while the kernel says it was too small."""
+def _call(cmd, name, payload=b"", size=16384, count=0, uuid=""):
+    """The ioctl's (flags, target count, data after the header, device
+    number); a buffer that grows while the kernel says it was too small."""
     while True:
         size = max(size, HEADER.size + len(payload) + 1)
         buf = bytearray(size)
-        HEADER.pack_into(buf, 0, 4, 0, 0, size, HEADER.size, 0, 0, 0, 0, 0, 0,
-                         name.encode(), b"", b"")
+        HEADER.pack_into(buf, 0, 4, 0, 0, size, HEADER.size, count, 0, 0, 0, 0, 0,
+                         name.encode(), uuid.encode(), b"")
         buf[HEADER.size:HEADER.size + len(payload)] = payload
         fd = os.open(CONTROL, os.O_RDWR | os.O_CLOEXEC)
         try:
@@ -42,12 +48,14 @@ def _call(cmd, name, payload=b"", size=16384):
             raise DmError(e.errno, f"{name}: {os.strerror(e.errno)}") from None
         finally:
             os.close(fd)
+        # version[3] data_size data_start target_count open_count flags
+        # event_nr padding dev name uuid data
         hdr = HEADER.unpack_from(buf)
-        flags, data_start, data_size = hdr[6], hdr[4], hdr[3]
+        data_size, data_start, count, flags, dev = hdr[3], hdr[4], hdr[5], hdr[7], hdr[10]
         if flags & DM_BUFFER_FULL_FLAG:
             size *= 4
             continue
-        return flags, hdr[5], bytes(buf[data_start:data_size])
+        return flags, count, bytes(buf[data_start:data_size]), dev
 
 
 def _cstr(b):
@@ -56,7 +64,7 @@ def _cstr(b):
 
 def status(name):
     """`dmsetup status name`: a line per target."""
-    _, count, data = _call(DM_TABLE_STATUS, name)
+    _, count, data, _ = _call(DM_TABLE_STATUS, name)
     lines, off = [], 0
     for _ in range(count):
         start, length, _, nxt, ttype = TARGET_SPEC.unpack_from(data, off)
@@ -72,8 +80,53 @@ def message(name, words, sector=0):
     text = " ".join(words).encode()
     if not text:
         raise DmError(errno.EINVAL, f"{name}: an empty message")
-    flags, _, data = _call(DM_TARGET_MSG, name, struct.pack("=Q", sector) + text + b"\0")
+    flags, _, data, _ = _call(DM_TARGET_MSG, name, struct.pack("=Q", sector) + text + b"\0")
     if not flags & DM_DATA_OUT_FLAG:
         return ""
     out = _cstr(data)
     return out if not out or out.endswith("\n") else out + "\n"
+
+
+def _targets(table):
+    """A table as `dmsetup create --table` takes it (a line per target:
+    start, length, type, parameters) packed as DM_TABLE_LOAD wants: a
+    dm_target_spec each, its parameters after it, the next 8-aligned."""
+    payload = b""
+    lines = [line.split(None, 3) for line in table.strip().splitlines()]
+    for start, length, ttype, *params in lines:
+        text = (params[0] if params else "").encode() + b"\0"
+        nxt = TARGET_SPEC.size + (len(text) + 7) // 8 * 8
+        payload += TARGET_SPEC.pack(int(start), int(length), 0, nxt, ttype.encode())
+        payload += text.ljust(nxt - TARGET_SPEC.size, b"\0")
+    return payload, len(lines)
+
+
+def create(name, table, uuid=""):
+    """`dmsetup create name --table table` without waiting for udev: the
+    device's node, /dev/dm-<minor>, which devtmpfs makes as the disk is
+    added (the /dev/mapper link is udev's, and may come later). A table
+    the target refuses raises DmError, the device gone again; the
+    kernel log says why."""
+    dev = _call(DM_DEV_CREATE, name, uuid=uuid)[3]
+    try:
+        payload, count = _targets(table)
+        _call(DM_TABLE_LOAD, name, payload, count=count)
+        _call(DM_DEV_SUSPEND, name)
+    except DmError:
+        remove(name)
+        raise
+    minor = (dev & 0xff) | ((dev >> 12) & 0xfff00)
+    return f"/dev/dm-{minor}"
+
+
+def remove(name, tries=50):
+    """`dmsetup remove --retry name`: udev's probe of a new device holds
+    it open for a moment, so a busy device is tried again, every 0.1 s."""
+    for i in range(tries):
+        try:
+            _call(DM_DEV_REMOVE, name)
+            return
+        except DmError as e:
+            if e.errno != errno.EBUSY or i == tries - 1:
+                raise
+            time.sleep(0.1)
