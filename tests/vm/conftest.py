@@ -49,12 +49,28 @@ def pytest_runtest_makereport(item, call):
 
 # Setup, call and teardown seconds of the tests running (pytest_runtest_logreport).
 _SECONDS = {}
+# The guest's busy CPU seconds when each running test began.
+_BUSY_AT_START = {}
+
+
+def busy_seconds():
+    """CPU seconds the guest's CPUs were not idle since boot (/proc/stat)."""
+    with open("/proc/stat") as f:
+        ticks = [int(t) for t in f.readline().split()[1:]]
+    # user nice system idle iowait irq softirq steal ...
+    return (sum(ticks[:8]) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def pytest_runtest_logstart(nodeid, location):
+    _BUSY_AT_START[nodeid] = busy_seconds()
 
 
 def pytest_runtest_logreport(report):
-    """Each test's seconds, appended as it ends to $N2L_OUT/durations.txt:
-    CI's time is budgeted from these, and a guest killed at its timeout
-    leaves no junit.xml."""
+    """Each test's seconds, appended as it ends to $N2L_OUT/durations.txt,
+    and the CPU seconds the guest was busy meanwhile to cpu.txt: CI's
+    time is budgeted from these (the host's cores are busy throughout,
+    so a test costs CI its CPU more than its seconds), and a guest
+    killed at its timeout leaves no junit.xml."""
     out = os.environ.get("N2L_OUT")
     if not out:
         return
@@ -62,6 +78,9 @@ def pytest_runtest_logreport(report):
     if report.when == "teardown":
         with open(os.path.join(out, "durations.txt"), "a") as f:
             f.write(f"{_SECONDS.pop(report.nodeid):8.1f} {report.nodeid}\n")
+        busy = busy_seconds() - _BUSY_AT_START.pop(report.nodeid, busy_seconds())
+        with open(os.path.join(out, "cpu.txt"), "a") as f:
+            f.write(f"{busy:8.1f} {report.nodeid}\n")
 
 
 @pytest.fixture(autouse=True)
