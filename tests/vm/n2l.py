@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.join(REPO, "userspace", "pylib"))
 # and the benchmarks.
 from n2llab import (MODULE, TOOLS, CommandError, Device, Link, NullBlk,  # noqa: E402,F401
                     Process, insmod_tree_module, load_modules, remote_link, run, sh,
-                    tracefs, wait_for)
+                    tracefs, udev_reload, wait_for)
 from nswap2l import MEDIA, parse_status, table_line  # noqa: E402,F401
 
 SLOT = 4096
@@ -68,7 +68,7 @@ def unwatch_dm_devices():
     os.makedirs(UDEV_RULES, exist_ok=True)
     with open(os.path.join(UDEV_RULES, "99-nswap2l-tests.rules"), "w") as f:
         f.write('SUBSYSTEM=="block", KERNEL=="dm-*", OPTIONS:="nowatch"\n')
-    sh("udevadm control --reload")
+    udev_reload()
 
 
 def dmesg_new():

@@ -185,6 +185,23 @@ MEDIA_UDEV_RULE = "/run/udev/rules.d/11-n2lmedia.rules"
 MEDIA_UUID_PREFIX = "N2LMEDIA-"
 
 
+def udev_reload(tries=10):
+    """udevadm control --reload, tried again while udevd closes the
+    connection unanswered ("Failed to wait for daemon to reply: Broken
+    pipe"): systemd-udevd 250 and later does that to a reload that comes
+    while it still applies the one before (systemd issue 22686), and a
+    guest's first test reloads twice, once per rule it writes (stop 44's
+    pre-check: a whole shard errored at its setup)."""
+    for i in range(tries):
+        p = run("udevadm control --reload")
+        if p.returncode == 0:
+            return
+        if i == tries - 1:
+            raise CommandError(f"udevadm control --reload exited {p.returncode} "
+                               f"{tries} times: {p.stderr.strip()}")
+        time.sleep(0.5)
+
+
 def load_media_module():
     """The n2lmedia target, from the tree, unless device-mapper has it, and
     the udev rule that keeps probes off its devices."""
@@ -195,7 +212,7 @@ def load_media_module():
         with open(MEDIA_UDEV_RULE, "w") as f:
             f.write(f'SUBSYSTEM=="block", KERNEL=="dm-[0-9]*", ACTION=="add|change", '
                     f'ATTR{{dm/uuid}}=="{MEDIA_UUID_PREFIX}*", ENV{{DM_NOSCAN}}="1"\n')
-        sh("udevadm control --reload")
+        udev_reload()
 
 
 def parse_media_status(line):
