@@ -78,7 +78,8 @@ def pytest_runtest_logreport(report):
     if report.when == "teardown":
         with open(os.path.join(out, "durations.txt"), "a") as f:
             f.write(f"{_SECONDS.pop(report.nodeid):8.1f} {report.nodeid}\n")
-        busy = busy_seconds() - _BUSY_AT_START.pop(report.nodeid, busy_seconds())
+        now = busy_seconds()
+        busy = now - _BUSY_AT_START.pop(report.nodeid, now)
         with open(os.path.join(out, "cpu.txt"), "a") as f:
             f.write(f"{busy:8.1f} {report.nodeid}\n")
 
