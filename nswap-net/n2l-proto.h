@@ -114,6 +114,21 @@
  * dropped frame, ends the connection. A refused HELLO or AUTH is answered
  * with status AUTH, untagged, and the connection closes.
  *
+ * Keys bound to a server. The identity's key may stay with the client, and
+ * each server get a key of its own for the identity instead:
+ *
+ *   Kb   = HMAC(psk, n2l_bound_name("n2l2-server-key", name))
+ *
+ * where name is the server's address as the connecting side names it,
+ * canonical: "a.b.c.d:port", or "[v6]:port" with v6 as RFC 5952 writes
+ * it. The server does not know which of the two it holds; the connecting
+ * side (a client, or a server connecting to its peer) checks Ps under Kb
+ * first, then under psk, and goes on (Pc, Ks) under the key that matched.
+ * So a server that holds only its own Kb proves which server it is: it
+ * cannot answer for another name, and a donor cannot pose as another of
+ * the client's donors and defeat replica diversity. That holds for every
+ * server of an identity once none of them holds psk itself.
+ *
  * A server without keys (started --insecure) answers a HELLO without
  * N2L_HELLO_AUTH at once, with the info of n2l_hello_reply filled in and
  * the challenge left zero, and never tags frames; it refuses a HELLO that
@@ -268,6 +283,12 @@ struct n2l_transcript {
 	char identity[N2L_ID_LEN];
 } __packed;
 
+/* What a key bound to a server is computed over (not sent). */
+struct n2l_bound_name {
+	char label[16];			/* "n2l2-server-key", NUL-padded */
+	char name[N2L_ADDR_LEN];	/* the server's address, NUL-padded */
+} __packed;
+
 struct n2l_kv {
 	__le64 key;
 	__le64 vers;
@@ -294,6 +315,7 @@ static_assert(sizeof(struct n2l_hello_reply) == 104, "n2l_hello_reply is 104 byt
 static_assert(sizeof(struct n2l_auth) == 32, "n2l_auth is 32 bytes");
 static_assert(sizeof(struct n2l_transcript) == 160, "n2l_transcript is 160 bytes");
 static_assert(sizeof(struct n2l_info) == 40, "n2l_info is 40 bytes");
+static_assert(sizeof(struct n2l_bound_name) == 80, "n2l_bound_name is 80 bytes");
 static_assert(sizeof(struct n2l_kv) == 16, "n2l_kv is 16 bytes");
 static_assert(sizeof(struct n2l_retained) == 16, "n2l_retained is 16 bytes");
 static_assert(sizeof(struct n2l_peer) == 72, "n2l_peer is 72 bytes");

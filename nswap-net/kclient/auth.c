@@ -22,6 +22,37 @@
 
 #include "auth.h"
 
+static int hmac(struct n2l_session *s, const u8 *key, const void *data,
+		size_t len, u8 *out)
+{
+	SHASH_DESC_ON_STACK(desc, s->hmac);
+	int r;
+
+	r = crypto_shash_setkey(s->hmac, key, N2L_MAC_LEN);
+	if (r)
+		return r;
+	desc->tfm = s->hmac;
+	r = crypto_shash_digest(desc, data, len, out);
+	shash_desc_zero(desc);
+	return r;
+}
+
+/*
+ * Kb, the identity's key bound to this server's name (n2l-proto.h): made
+ * once, since the name never changes.
+ */
+static int bound_key(struct n2l_nsrv *srv)
+{
+	struct n2l_bound_name bn = {};
+	int r;
+
+	strscpy(bn.label, "n2l2-server-key", sizeof(bn.label));
+	strscpy(bn.name, srv->name, sizeof(bn.name));
+	r = hmac(&srv->sess, srv->net->psk, &bn, sizeof(bn), srv->sess.bound_key);
+	memzero_explicit(&bn, sizeof(bn));
+	return r;
+}
+
 /* What one handshake keeps; made when the server is added. */
 struct n2l_handshake {
 	struct n2l_hello hello;
@@ -47,7 +78,7 @@ int n2l_session_init(struct n2l_nsrv *srv)
 		s->hmac = NULL;
 		return r;
 	}
-	return 0;
+	return bound_key(srv);
 }
 
 void n2l_session_exit(struct n2l_nsrv *srv)
@@ -58,6 +89,7 @@ void n2l_session_exit(struct n2l_nsrv *srv)
 	srv->hs = NULL;
 	memzero_explicit(&s->tx, sizeof(s->tx));
 	memzero_explicit(&s->rx, sizeof(s->rx));
+	memzero_explicit(s->bound_key, sizeof(s->bound_key));
 	if (s->hmac)
 		crypto_free_shash(s->hmac);
 	s->hmac = NULL;
@@ -238,28 +270,35 @@ int n2l_frame_recv_skipping(struct n2l_nsrv *srv, struct socket *sock,
 /*----------------------------------------------------------------*/
 /* The handshake. */
 
-static int hmac(struct n2l_session *s, const u8 *key, const void *data,
-		size_t len, u8 *out)
-{
-	SHASH_DESC_ON_STACK(desc, s->hmac);
-	int r;
-
-	r = crypto_shash_setkey(s->hmac, key, N2L_MAC_LEN);
-	if (r)
-		return r;
-	desc->tfm = s->hmac;
-	r = crypto_shash_digest(desc, data, len, out);
-	shash_desc_zero(desc);
-	return r;
-}
-
-/* HMAC(psk, transcript(@label)) */
+/* HMAC(@key, transcript(@label)) */
 static int proof(struct n2l_nsrv *srv, struct n2l_handshake *hs,
-		 const char *label, u8 *out)
+		 const u8 *key, const char *label, u8 *out)
 {
 	memset(hs->tr.label, 0, sizeof(hs->tr.label));
 	strscpy(hs->tr.label, label, sizeof(hs->tr.label));
-	return hmac(&srv->sess, srv->net->psk, &hs->tr, sizeof(hs->tr), out);
+	return hmac(&srv->sess, key, &hs->tr, sizeof(hs->tr), out);
+}
+
+/*
+ * The key the server's proof Ps is made with: the one bound to its name,
+ * or else the identity's own; NULL if neither, and it is not the server
+ * we know.
+ */
+static const u8 *server_key(struct n2l_nsrv *srv, struct n2l_handshake *hs)
+{
+	const u8 *keys[] = { srv->sess.bound_key, srv->net->psk };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(keys); i++) {
+		if (proof(srv, hs, keys[i], "n2l2-server", hs->mac))
+			return NULL;
+		if (!crypto_memneq(hs->mac, hs->reply.challenge.proof,
+				   N2L_MAC_LEN)) {
+			srv->sess.key_bound = !i;
+			return keys[i];
+		}
+	}
+	return NULL;
 }
 
 /* HMAC(Ks, @label): the label's bytes alone, no NUL (n2l-proto.h). */
@@ -279,13 +318,14 @@ static int set_dir_key(struct n2l_session *s, struct n2l_session_dir *d,
 	return r;
 }
 
-static int start_session(struct n2l_nsrv *srv, struct n2l_handshake *hs)
+static int start_session(struct n2l_nsrv *srv, struct n2l_handshake *hs,
+			 const u8 *key)
 {
 	struct n2l_session *s = &srv->sess;
 	u8 ks[N2L_MAC_LEN];
 	int r;
 
-	r = proof(srv, hs, "n2l2-session", ks);
+	r = proof(srv, hs, key, "n2l2-session", ks);
 	if (!r)
 		r = set_dir_key(s, &s->tx, ks, "n2l2-c2s");
 	if (!r)
@@ -342,20 +382,19 @@ static int authenticate(struct n2l_nsrv *srv, struct socket *sock,
 	struct n2l_info wire;
 	struct n2l_hdr h;
 	struct n2l_frame f = { .hdr = &h, .pre = &wire, .pre_len = sizeof(wire) };
+	const u8 *key;
 	u32 len;
 	int r;
 
 	memcpy(hs->tr.server_nonce, hs->reply.challenge.nonce, N2L_NONCE_LEN);
-	r = proof(srv, hs, "n2l2-server", hs->mac);
-	if (r)
-		return r;
-	if (crypto_memneq(hs->mac, hs->reply.challenge.proof, N2L_MAC_LEN))
+	key = server_key(srv, hs);
+	if (!key)
 		return -EKEYREJECTED;
-	r = proof(srv, hs, "n2l2-client", auth.proof);
+	r = proof(srv, hs, key, "n2l2-client", auth.proof);
 	if (!r)
 		r = send_hs(srv, sock, N2L_OP_AUTH, 2, &auth, sizeof(auth));
 	if (!r)
-		r = start_session(srv, hs);
+		r = start_session(srv, hs, key);
 	if (!r)
 		r = recv_hs_reply(srv, sock, N2L_OP_AUTH, 2, &h, &len);
 	if (!r && len != sizeof(wire))

@@ -101,6 +101,18 @@ static int connect_and_greet(struct n2l_nsrv *srv, struct socket **sockp,
 }
 
 /*
+ * Which key the server proved it holds: only one bound to its name shows
+ * that no other server of ours could have answered in its place.
+ */
+static const char *key_kind(struct n2l_nsrv *srv)
+{
+	if (!srv->net->secure)
+		return "";
+	return srv->sess.key_bound ? ", by a key bound to its name" :
+				     ", by the identity's own key";
+}
+
+/*
  * Connected and greeted: reconcile before taking writes. A new epoch means
  * the server restarted and kept nothing of ours.
  */
@@ -127,10 +139,10 @@ static void connection_up(struct n2l_nsrv *srv, const struct n2l_info_host *info
 	WRITE_ONCE(srv->last_status, jiffies);
 	if (again)
 		atomic64_inc(&srv->stats.reconnects);
-	pr_info("nswap2l: %s: server %s is up%s (holds %llu pages of ours)\n",
+	pr_info("nswap2l: %s: server %s is up%s (holds %llu pages of ours)%s\n",
 		net->devname, srv->name,
 		READ_ONCE(srv->restarted) ? ", restarted: it kept nothing" : "",
-		info->held);
+		info->held, key_kind(srv));
 	n2l_srv_event(srv, N2L_EV_CONNECTED);
 	queue_work(net->send_wq, &srv->send_work);
 }

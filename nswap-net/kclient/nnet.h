@@ -148,6 +148,8 @@ struct n2l_session_dir {
 /* A connection's session: untagged until authentication succeeds. */
 struct n2l_session {
 	bool tagged;
+	bool key_bound;			/* the server holds a key bound to its name */
+	u8 bound_key[N2L_PSK_LEN];	/* Kb (n2l-proto.h) */
 	struct crypto_shash *hmac;
 	struct n2l_session_dir tx, rx;
 };

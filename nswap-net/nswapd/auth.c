@@ -51,6 +51,17 @@ void auth_session_keys(const uint8_t psk[N2L_PSK_LEN], const struct auth_params 
 	OPENSSL_cleanse(ks, sizeof(ks));
 }
 
+void auth_bound_key(const uint8_t psk[N2L_PSK_LEN], const char *name,
+		    uint8_t out[N2L_MAC_LEN])
+{
+	struct n2l_bound_name bn;
+
+	memset(&bn, 0, sizeof(bn));
+	memcpy(bn.label, AUTH_LABEL_BOUND, strlen(AUTH_LABEL_BOUND));
+	memcpy(bn.name, name, strnlen(name, sizeof(bn.name)));
+	hmac(psk, N2L_PSK_LEN, &bn, sizeof(bn), out);
+}
+
 bool auth_proof_equal(const uint8_t a[N2L_MAC_LEN], const uint8_t b[N2L_MAC_LEN])
 {
 	return CRYPTO_memcmp(a, b, N2L_MAC_LEN) == 0;

@@ -17,6 +17,7 @@
 #define AUTH_LABEL_SERVER	"n2l2-server"
 #define AUTH_LABEL_CLIENT	"n2l2-client"
 #define AUTH_LABEL_SESSION	"n2l2-session"
+#define AUTH_LABEL_BOUND	"n2l2-server-key"
 
 /* What a proof is computed over, besides the label. */
 struct auth_params {
@@ -33,6 +34,9 @@ void auth_proof(const uint8_t psk[N2L_PSK_LEN], const char *label,
 /* Kc2s and Ks2c. */
 void auth_session_keys(const uint8_t psk[N2L_PSK_LEN], const struct auth_params *ap,
 		       uint8_t c2s[N2L_MAC_LEN], uint8_t s2c[N2L_MAC_LEN]);
+/* Kb: psk bound to a server's canonical address (n2l-proto.h). */
+void auth_bound_key(const uint8_t psk[N2L_PSK_LEN], const char *name,
+		    uint8_t out[N2L_MAC_LEN]);
 /* Constant time. */
 bool auth_proof_equal(const uint8_t a[N2L_MAC_LEN], const uint8_t b[N2L_MAC_LEN]);
 /* n random bytes from getrandom; -1 if there are none. */

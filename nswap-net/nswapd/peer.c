@@ -81,11 +81,34 @@ static void auth_done(struct server *srv, struct sreq *r, int status,
 	peer_ready(srv, p, &info);
 }
 
+/*
+ * Which of our keys the peer's proof is made with: the one bound to the
+ * peer's address (copied to @key), or else our own; false if neither.
+ */
+static bool peer_key(const struct peer *p, const struct psk_entry *e, struct conn *c,
+		     const struct n2l_challenge *ch, uint8_t key[N2L_PSK_LEN])
+{
+	uint8_t want[N2L_MAC_LEN];
+	char name[N2L_ADDR_LEN];
+	bool ok;
+
+	netaddr_format((const struct sockaddr *)&p->sa, name, sizeof(name));
+	auth_bound_key(e->key, name, key);
+	auth_proof(key, AUTH_LABEL_SERVER, &c->ap, want);
+	ok = auth_proof_equal(want, ch->proof);
+	if (!ok) {
+		memcpy(key, e->key, N2L_PSK_LEN);
+		auth_proof(key, AUTH_LABEL_SERVER, &c->ap, want);
+		ok = auth_proof_equal(want, ch->proof);
+	}
+	return ok;
+}
+
 /* The peer proved it has our key: prove we have it too, then tag. */
 static void send_auth(struct server *srv, struct conn *c, const struct n2l_challenge *ch)
 {
 	const struct psk_entry *e = psk_find(&srv->psk, c->ap.identity);
-	uint8_t want[N2L_MAC_LEN], c2s[N2L_MAC_LEN], s2c[N2L_MAC_LEN];
+	uint8_t key[N2L_PSK_LEN], c2s[N2L_MAC_LEN], s2c[N2L_MAC_LEN];
 	struct n2l_auth auth;
 	uint8_t *payload;
 	int rc;
@@ -95,14 +118,16 @@ static void send_auth(struct server *srv, struct conn *c, const struct n2l_chall
 		return;
 	}
 	memcpy(c->ap.server_nonce, ch->nonce, N2L_NONCE_LEN);
-	auth_proof(e->key, AUTH_LABEL_SERVER, &c->ap, want);
-	if (!auth_proof_equal(want, ch->proof)) {
-		log_err(&srv->log, "peer %s: its proof is wrong: it does not have our key", c->name);
+	if (!peer_key(c->peer, e, c, ch, key)) {
+		log_err(&srv->log, "peer %s: its proof is wrong: it has neither our key nor one bound to its address",
+			c->name);
 		conn_kill(c, "the peer's proof is wrong");
+		auth_cleanse(key, sizeof(key));
 		return;
 	}
-	auth_proof(e->key, AUTH_LABEL_CLIENT, &c->ap, auth.proof);
-	auth_session_keys(e->key, &c->ap, c2s, s2c);
+	auth_proof(key, AUTH_LABEL_CLIENT, &c->ap, auth.proof);
+	auth_session_keys(key, &c->ap, c2s, s2c);
+	auth_cleanse(key, sizeof(key));
 	if (!sreq_send(srv, c, N2L_OP_AUTH, 0, sizeof(auth), auth_done, NULL, &payload)) {
 		conn_kill(c, "cannot send AUTH");
 	} else {

@@ -89,6 +89,41 @@ def test_keys_come_from_nswapd_style_files(tmp_path):
     assert n2ltab.read_key_file(str(one)) == bytes.fromhex(KEY8)
 
 
+def n2lctl(*args):
+    return subprocess.run([os.path.join(REPO, "userspace", "n2lctl"), *args],
+                          capture_output=True, text=True)
+
+
+def test_server_key_binds_the_identitys_key_to_each_server(tmp_path):
+    """The lines to give each server instead of the identity's own key,
+    for a client's psk file and for a peer's (nswapd's, with "peer")."""
+    import n2lproto
+    psk = tmp_path / "psk"
+    psk.write_text(f"node7 {KEY7}\nsrv-a {KEY8} peer\n")
+    r = n2lctl("server-key", "node7", "010.1.0.5:07070", "[FD00:0::12]:7077",
+               "--psk-file", str(psk))
+    assert r.returncode == 0, r.stderr
+    k7 = bytes.fromhex(KEY7)
+    assert r.stdout == (f"# 10.1.0.5:7070\nnode7 {n2lproto.bound_key(k7, '10.1.0.5:7070').hex()}\n"
+                        f"# [fd00::12]:7077\nnode7 {n2lproto.bound_key(k7, '[fd00::12]:7077').hex()}\n")
+    r = n2lctl("server-key", "srv-a", "10.1.0.6:7077", "--peer", "--psk-file", str(psk))
+    bound = n2lproto.bound_key(bytes.fromhex(KEY8), "10.1.0.6:7077").hex()
+    assert r.returncode == 0 and r.stdout == f"# 10.1.0.6:7077\nsrv-a {bound} peer\n", r.stderr
+
+
+@pytest.mark.parametrize("args,why", [
+    (["nobody", "10.1.0.5:7070"], "no key for identity nobody"),
+    (["node7", "10.1.0.5"], "'10.1.0.5': not a.b.c.d:port or [v6]:port"),
+    (["node7", "10.1.0.5:0"], "not a.b.c.d:port"),
+    (["node7", "[fd00::g]:1"], "not a.b.c.d:port"),
+])
+def test_server_key_refuses_what_it_cannot_bind(tmp_path, args, why):
+    psk = tmp_path / "psk"
+    psk.write_text(f"node7 {KEY7}\n")
+    r = n2lctl("server-key", *args, "--psk-file", str(psk))
+    assert r.returncode == 1 and why in r.stderr and not r.stdout
+
+
 @pytest.mark.parametrize("key,why", [
     ("00" * 32, "its bytes take 8 or fewer distinct values"),
     ("ab" * 32, "its bytes take 8 or fewer distinct values"),

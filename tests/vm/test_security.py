@@ -33,6 +33,7 @@ def test_psk_authenticates_both_ways_and_keeps_data(lab):
     key = os.urandom(32)
     add_logon_key("nswap2l:node-a", key)
     srv = psk_server(lab, 32, {"node-a": key})
+    n2l.dmesg_new()
     dev = netram_device(lab, "n2l-psk", 16 << 11, [srv], features=["psk:node-a"])
     n2l.write_pattern(dev.path, 0, 8 * MB, 201)
     assert n2l.check_pattern(dev.path, 0, 8 * MB, 201) == 0
@@ -42,6 +43,38 @@ def test_psk_authenticates_both_ways_and_keeps_data(lab):
     log = srv.read_log()
     assert "ready (authenticated)" in log, log[-2000:]
     assert "node-a" not in log and key.hex() not in log, log[-2000:]
+    log = "\n".join(n2l.dmesg_new())
+    assert f"server {srv.name} is up (holds 0 pages of ours), by the identity's own key" in log, log
+
+
+def next_server_name(lab):
+    """The address the lab's next page server will listen on."""
+    return f"10.77.{len(lab.servers) + 1}.2:7070"
+
+
+def test_server_keys_bound_to_their_names(lab):
+    """Each server holds the identity's key bound to its own address, not
+    the key itself (n2l-proto.h): one that proves the name of another
+    server instead of the one we called is refused, so no donor can pose
+    as another and take a replica's place."""
+    key = os.urandom(32)
+    add_logon_key("nswap2l:node-b", key)
+    name_a = next_server_name(lab)
+    a = psk_server(lab, 32, {"node-b": n2lproto.bound_key(key, name_a)}, "bound-a")
+    poser = psk_server(lab, 32, {"node-b": n2lproto.bound_key(key, name_a)}, "bound-poser")
+    assert a.name == name_a
+    n2l.dmesg_new()
+    dev = lab.device("n2l-bound", n2l.table_line(16 << 11, features=["psk:node-b"],
+                                                 servers=[a.name, poser.name]))
+    n2l.wait_for(lambda: servers_up(dev, 1), what="a up")
+    time.sleep(3)
+    assert server(dev, a.name)["state"] == "up" and server(dev, poser.name)["state"] != "up"
+    n2l.write_pattern(dev.path, 0, 4 * MB, 203)
+    assert n2l.check_pattern(dev.path, 0, 4 * MB, 203) == 0
+    assert server(dev, a.name)["held"] == 1024
+    log = "\n".join(n2l.dmesg_new())
+    assert f"server {a.name} is up (holds 0 pages of ours), by a key bound to its name" in log, log
+    assert f"server {poser.name} refused: it could not prove it holds our key" in log, log
 
 
 def gcm_aes_drivers():

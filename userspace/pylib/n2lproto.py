@@ -80,6 +80,7 @@ SERVER_NORMAL, SERVER_DRAINING = 0, 1
 LABEL_SERVER = b"n2l2-server"
 LABEL_CLIENT = b"n2l2-client"
 LABEL_SESSION = b"n2l2-session"
+LABEL_BOUND = b"n2l2-server-key"
 
 HDR = struct.Struct("<IBBHQQQIIII")     # struct n2l_hdr
 HELLO = struct.Struct("<IIQ32s64s")     # struct n2l_hello
@@ -346,6 +347,49 @@ def session_keys(psk, client_nonce, server_nonce, role, device, identity):
             hmac.new(ks, b"n2l2-s2c", hashlib.sha256).digest())
 
 
+def canonical_addr(addr):
+    """A server's name as keys are bound to it (n2l-proto.h): "a.b.c.d:port",
+    or "[v6]:port" with v6 as RFC 5952 writes it, as the kernel's status
+    line and nswapd print it. Takes "host:port" or a (host, port, ...) pair
+    as getpeername() gives it."""
+    try:
+        host, port = split_addr(addr) if isinstance(addr, str) else addr[:2]
+        port = int(port)
+        host = host.partition("%")[0]
+        if ":" in host:
+            v6 = socket.inet_ntop(socket.AF_INET6, socket.inet_pton(socket.AF_INET6, host))
+            host = f"[{v6}]"
+        else:
+            # Decimal octets, leading zeros allowed, as the kernel's table reads them.
+            octets = host.split(".")
+            if len(octets) != 4 or not all(o.isdigit() and int(o) < 256 for o in octets):
+                raise ValueError
+            host = ".".join(str(int(o)) for o in octets)
+        if not 0 < port < 65536:
+            raise ValueError
+    except (ValueError, OSError):
+        raise ValueError(f"{addr!r}: not a.b.c.d:port or [v6]:port") from None
+    return f"{host}:{port}"
+
+
+def bound_key(psk, name):
+    """Kb: the identity's key bound to the server named name (canonical)."""
+    name = name.encode()
+    if len(name) > ADDR_LEN:
+        raise ValueError(f"server name longer than {ADDR_LEN} bytes: {name!r}")
+    return hmac.new(bytes(psk), LABEL_BOUND.ljust(16, b"\0") + name.ljust(ADDR_LEN, b"\0"),
+                    hashlib.sha256).digest()
+
+
+def server_key(psk, name, server_proof, *args):
+    """The key the server's proof Ps was made with: the one bound to its
+    name, else psk itself; None if neither."""
+    for key in (bound_key(psk, name), bytes(psk)):
+        if hmac.compare_digest(bytes(server_proof), proof(key, LABEL_SERVER, *args)):
+            return key
+    return None
+
+
 class Tagger:
     """The frame tags of one direction of a connection: ChaCha20-Poly1305
     (RFC 8439) with no plaintext, header and payload as associated data,
@@ -589,6 +633,7 @@ class Client:
         self.info = None
         self.tx = self.rx = None
         self.identity = ""
+        self.key_bound = False
 
     @classmethod
     def connect(cls, addr, device=0, identity=None, psk=None, role=ROLE_CLIENT,
@@ -689,12 +734,15 @@ class Client:
             return h.status
         (ns, ps), _ = parse_hello_reply(payload)
         args = (nc, ns, role, device, identity)
-        if not hmac.compare_digest(ps, proof(psk, LABEL_SERVER, *args)):
+        key = server_key(psk, canonical_addr(self.sock.getpeername()), ps, *args)
+        if key is None:
             self.close()
-            raise AuthError("the server's proof is wrong: it does not have our key")
-        c2s, s2c = session_keys(psk, *args)
+            raise AuthError("the server's proof is wrong: it has neither our key "
+                            "nor one bound to its address")
+        self.key_bound = key != bytes(psk)
+        c2s, s2c = session_keys(key, *args)
         i = self._id()
-        self.send_frame(auth_frame(i, proof(psk, LABEL_CLIENT, *args)))
+        self.send_frame(auth_frame(i, proof(key, LABEL_CLIENT, *args)))
         self.tx, self.rx = Tagger(c2s), Tagger(s2c)
         h, payload = self.wait(i, check=False)
         if h.status != ST_OK:

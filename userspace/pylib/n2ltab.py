@@ -180,11 +180,11 @@ def entry(name, path=TAB):
 
 def read_psk(path, identity):
     """The 32-byte key of identity from a file of '<identity> <64 hex
-    digits>' lines (nswapd's --psk-file format)."""
+    digits> [peer]' lines (nswapd's --psk-file format)."""
     with open(path) as f:
         for n, raw in enumerate(f, 1):
             words = raw.split("#", 1)[0].split()
-            if len(words) == 2 and words[0] == identity:
+            if len(words) in (2, 3) and words[0] == identity:
                 return _hex_key(words[1], f"{path}:{n}")
     raise TabError(f"{path}: no key for identity {identity}")
 

@@ -10,6 +10,7 @@ import hashlib
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -140,6 +141,14 @@ class Server:
                     self.proc.kill()
                     self.proc.wait()
         self.logf.close()
+
+
+def free_port():
+    """A loopback port free now, for a server whose address must be known
+    before it starts (a key bound to it)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def key_of(name):

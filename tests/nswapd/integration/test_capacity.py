@@ -3,7 +3,7 @@
 MOVED to a peer, RETURN to the client, draining on SIGTERM."""
 import signal
 
-from conftest import auth, p, page, psk_file, wait_for
+from conftest import auth, free_port, key_of, p, page, psk_file, wait_for
 
 MB = 256    # pages
 
@@ -301,6 +301,54 @@ def test_shrink_moves_to_authenticated_peer(servers, tmp_path):
         assert other.info.held == 0          # another identity's area
 
 
+def peer_with_bound_keys(servers, tmp_path, bound_to=None):
+    """A peer holding alice's key and srv-a's (as a peer) bound to its own
+    address, or srv-a's bound to bound_to; and srv-a holding its own."""
+    addr = f"127.0.0.1:{free_port()}"
+    path = str(tmp_path / "peer.psk")
+    p.write_psk_file(path, {
+        "alice": p.bound_key(key_of("alice"), addr),
+        "srv-a": (p.bound_key(key_of("srv-a"), bound_to or addr), True)})
+    peer = servers("--psk-file", path, listen=addr, name="peer")
+    keys = psk_file(tmp_path, ["alice", "srv-a"], name="a.psk")
+    a = servers("--psk-file", keys, "--identity", "srv-a",
+                config=f"max_mb = 2\nreserve_mb = 0\npeer = {peer.addr}\n", name="a")
+    return peer, a
+
+
+def shrink_by_half(a, peer, c, seed, op, timeout=15.0):
+    """a holds 2 MiB of c's, then must keep 1: what c is asked about the
+    other half, by MOVED (to peer) or RETURN."""
+    fill(c, 2 * MB, seed)
+    a.reload(f"max_mb = 1\nreserve_mb = 0\npeer = {peer.addr}\n")
+    got = answer_all(c, MB, op, timeout=timeout)
+    assert len(got) == MB
+    return got
+
+
+def test_shrink_moves_to_peer_holding_keys_bound_to_it(servers, tmp_path):
+    """The peer has neither our key nor alice's, only theirs bound to its
+    address: a proves to it as srv-a, the pages land there, and alice
+    reads them there."""
+    peer, a = peer_with_bound_keys(servers, tmp_path)
+    with a.client(0xa3, **auth("alice")) as c:
+        shrink_by_half(a, peer, c, "u", p.OP_MOVED)
+    peer.wait_log(r"peer server ready \(authenticated\)")
+    with peer.client(0xa3, **auth("alice")) as pc:
+        assert pc.key_bound and pc.info.held == MB
+        assert pc.get(0, p.MAX_PAGES, 1) == [page("u", i) for i in range(p.MAX_PAGES)]
+
+
+def test_peer_with_a_key_bound_to_another_address_is_not_used(servers, tmp_path):
+    """A peer whose key for us is bound to another address is not the
+    peer we configured: a refuses its proof and the pages come back by
+    RETURN."""
+    peer, a = peer_with_bound_keys(servers, tmp_path, bound_to="127.0.0.1:9")
+    with a.client(0xa4, **auth("alice")) as c:
+        shrink_by_half(a, peer, c, "v", p.OP_RETURN, timeout=30)
+    a.wait_log("its proof is wrong: it has neither our key nor one bound to its address")
+
+
 def test_peer_without_our_key_is_not_used(servers, tmp_path):
     """A peer that does not know our identity refuses us: pages come back
     by RETURN."""
@@ -310,8 +358,5 @@ def test_peer_without_our_key_is_not_used(servers, tmp_path):
     a = servers("--psk-file", keys_a, "--identity", "srv-a",
                 config=f"max_mb = 2\nreserve_mb = 0\npeer = {peer.addr}\n", name="a")
     with a.client(0xa2, **auth("alice")) as c:
-        fill(c, 2 * MB, "t")
-        a.reload(f"max_mb = 1\nreserve_mb = 0\npeer = {peer.addr}\n")
-        returned = answer_all(c, MB, p.OP_RETURN, timeout=30)
-        assert len(returned) == MB
+        shrink_by_half(a, peer, c, "t", p.OP_RETURN, timeout=30)
     peer.wait_log("HELLO from an unknown identity")

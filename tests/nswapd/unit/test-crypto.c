@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* SipHash-2-4 against the paper's vector; tags; the area tag. */
+/* SipHash-2-4 against the paper's vector; bound keys; tags; the area tag. */
 #include <string.h>
 
 #include "auth.h"
@@ -30,6 +30,22 @@ TEST(siphash_paper_vector)
 
 		CHECK_EQ(siphash24_u64x2(&k, a, b), siphash24(&k, msg, 16));
 	}
+}
+
+/* The vector of tests/nswapd/integration/test_bound_keys.py (openssl's). */
+TEST(bound_key_vector)
+{
+	static const char want[] =
+		"5a431b8fcdcc9b641bbb3f4834d191e24d5876e51e7f1e823798078636f97a6e";
+	uint8_t psk[N2L_PSK_LEN], out[N2L_MAC_LEN];
+	char hex[2 * N2L_MAC_LEN + 1];
+
+	for (int i = 0; i < N2L_PSK_LEN; i++)
+		psk[i] = (uint8_t)(i + 1);
+	auth_bound_key(psk, "10.1.0.5:7070", out);
+	for (int i = 0; i < N2L_MAC_LEN; i++)
+		snprintf(hex + 2 * i, 3, "%02x", out[i]);
+	CHECK(!strcmp(hex, want));
 }
 
 TEST(tags_sequence_and_verify)
