@@ -13,6 +13,7 @@
 # make bench-sweep      when prefetching to Flash pays: link delay x Flash latency (results/)
 # make bench-prefetch   whether and when prefetching pays: none, lrs, mrs, auto, paired, with CIs (results/)
 # make bench-crypto     what Network RAM's security costs a page on this CPU, natively (results/)
+# make bench-security   what psk: and encrypt: cost the client, instructions a page, servers elsewhere (results/)
 #
 # The module is built for KVER (userspace/kver: default the newest 6.1,
 # Debian 12's kernel, with headers installed), not for the running kernel.
@@ -31,7 +32,7 @@ PORTABLE_HDR := $(wildcard dm-nswap2l/*.h policies/*.h userspace/include/*.h)
 TOOLS := build/tools/n2l-pattern build/tools/n2l-race build/tools/n2l-cryptobench
 
 .PHONY: all setup module modules media tools unit lint vm-test check deb demo bench-overhead bench-netram bench-meta \
-	bench bench-full bench-sweep bench-prefetch bench-crypto bench-unit tools-unit packages-test chaos-long clean
+	bench bench-full bench-sweep bench-prefetch bench-crypto bench-security bench-unit tools-unit packages-test chaos-long clean
 
 all: module tools
 
@@ -154,6 +155,14 @@ bench-prefetch: setup
 # libssl-dev (make setup installs them), no VM.
 bench-crypto: build/tools/n2l-cryptobench
 	python3 userspace/bench/crypto.py
+
+# The same in the client's kernel path: instructions a 4 KiB page for plain,
+# psk:, encrypt: and both, instruction-counted, with the page servers in a
+# second guest (userspace/bench/security-cost); and the kernel's ciphers
+# alone (tcrypt). results/netram/security-cost.{json,md}.
+bench-security: setup
+	$(MAKE) --no-print-directory module nswapd
+	userspace/bench/security-cost
 
 # The runner's parsing and report, on the host
 bench-unit:

@@ -63,7 +63,9 @@ def environment(**extra):
         "fio": sh("fio --version").strip(),
         "vcpus": os.cpu_count(),
         "mode": "icount shift=0,sleep=off (1 vCPU, guest time = instructions)"
-                if icount else "TCG wall clock (noisy: +-20%)",
+                if icount else
+                "icount shift=0,sleep=on (1 vCPU, busy guest time = instructions)"
+                if os.environ.get("N2L_ICOUNT") == "sleep" else "TCG wall clock (noisy: +-20%)",
         "cpu": cpu_model(),
     }
     env.update(extra)

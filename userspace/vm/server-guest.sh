@@ -28,7 +28,8 @@ server_guest_start() {	# name, plan
 		N2L_VM_TIMEOUT=${N2L_VM_TIMEOUT:-14400} \
 		userspace/vm/n2l-vm --out "build/vm/$name" --name "$name" \
 		--link "listen:tap=$sg_srv" -- \
-		env N2L_REMOTE_SERVERS="$plan" "$py" tests/vm/remote-servers \
+		env N2L_REMOTE_SERVERS="$plan" N2L_REMOTE_PSK="${N2L_REMOTE_PSK:-}" \
+		"$py" tests/vm/remote-servers \
 		>"build/vm/$name.log" 2>&1 &
 	sg_pid=$!
 	client_link="connect:tap=$sg_cli"
