@@ -9,6 +9,9 @@ tool that reads a key from a file, or writes one, applies it.
 tests/nswapd/keycheck-vectors.txt holds both to the same answers.
 """
 import ctypes
+import hashlib
+import hmac
+import socket
 
 KEY_SPEC_SESSION_KEYRING = -3
 KEY_SPEC_USER_KEYRING = -4
@@ -67,3 +70,50 @@ def refusal(key, where):
     where is "file:line"."""
     why = weakness(key)
     return why and f"{where}: the key is too weak ({why}): make a random one with: {MAKE_ONE}"
+
+
+# Keys bound to a server (n2l-proto.h): a server may hold, instead of an
+# identity's key, HMAC-SHA256(key, "n2l2-server-key" || its address),
+# both NUL-padded; then it cannot answer in another server's place.
+BOUND_LABEL = b"n2l2-server-key"
+BOUND_NAME_LEN = 64     # N2L_ADDR_LEN
+
+
+def canonical_addr(addr):
+    """A server's name as keys are bound to it: "a.b.c.d:port", or
+    "[v6]:port" with v6 as RFC 5952 writes it, as the kernel's status line
+    and nswapd print it. Takes "host:port" or a (host, port, ...) pair as
+    getpeername() gives it."""
+    try:
+        if isinstance(addr, str):
+            host, sep, port = (addr[1:].partition("]:") if addr.startswith("[")
+                               else addr.rpartition(":"))
+            if not sep:
+                raise ValueError
+        else:
+            host, port = addr[:2]
+        port = int(port)
+        host = host.partition("%")[0]
+        if ":" in host:
+            v6 = socket.inet_ntop(socket.AF_INET6, socket.inet_pton(socket.AF_INET6, host))
+            host = f"[{v6}]"
+        else:
+            # Decimal octets, leading zeros allowed, as the kernel's table reads them.
+            octets = host.split(".")
+            if len(octets) != 4 or not all(o.isdigit() and int(o) < 256 for o in octets):
+                raise ValueError
+            host = ".".join(str(int(o)) for o in octets)
+        if not 0 < port < 65536:
+            raise ValueError
+    except (ValueError, OSError):
+        raise ValueError(f"{addr!r}: not a.b.c.d:port or [v6]:port") from None
+    return f"{host}:{port}"
+
+
+def bound_key(key, name):
+    """The identity's key bound to the server named name (canonical)."""
+    name = name.encode()
+    if len(name) > BOUND_NAME_LEN:
+        raise ValueError(f"server name longer than {BOUND_NAME_LEN} bytes: {name!r}")
+    return hmac.new(bytes(key), BOUND_LABEL.ljust(16, b"\0") + name.ljust(BOUND_NAME_LEN, b"\0"),
+                    hashlib.sha256).digest()

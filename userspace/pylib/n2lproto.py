@@ -39,6 +39,7 @@ import struct
 import time
 
 import n2lkeys
+from n2lkeys import bound_key, canonical_addr  # noqa: F401 (tests use them from here)
 
 MAGIC = 0x504C324E
 VERSION = 3
@@ -80,7 +81,6 @@ SERVER_NORMAL, SERVER_DRAINING = 0, 1
 LABEL_SERVER = b"n2l2-server"
 LABEL_CLIENT = b"n2l2-client"
 LABEL_SESSION = b"n2l2-session"
-LABEL_BOUND = b"n2l2-server-key"
 
 HDR = struct.Struct("<IBBHQQQIIII")     # struct n2l_hdr
 HELLO = struct.Struct("<IIQ32s64s")     # struct n2l_hello
@@ -345,40 +345,6 @@ def session_keys(psk, client_nonce, server_nonce, role, device, identity):
     ks = proof(psk, LABEL_SESSION, client_nonce, server_nonce, role, device, identity)
     return (hmac.new(ks, b"n2l2-c2s", hashlib.sha256).digest(),
             hmac.new(ks, b"n2l2-s2c", hashlib.sha256).digest())
-
-
-def canonical_addr(addr):
-    """A server's name as keys are bound to it (n2l-proto.h): "a.b.c.d:port",
-    or "[v6]:port" with v6 as RFC 5952 writes it, as the kernel's status
-    line and nswapd print it. Takes "host:port" or a (host, port, ...) pair
-    as getpeername() gives it."""
-    try:
-        host, port = split_addr(addr) if isinstance(addr, str) else addr[:2]
-        port = int(port)
-        host = host.partition("%")[0]
-        if ":" in host:
-            v6 = socket.inet_ntop(socket.AF_INET6, socket.inet_pton(socket.AF_INET6, host))
-            host = f"[{v6}]"
-        else:
-            # Decimal octets, leading zeros allowed, as the kernel's table reads them.
-            octets = host.split(".")
-            if len(octets) != 4 or not all(o.isdigit() and int(o) < 256 for o in octets):
-                raise ValueError
-            host = ".".join(str(int(o)) for o in octets)
-        if not 0 < port < 65536:
-            raise ValueError
-    except (ValueError, OSError):
-        raise ValueError(f"{addr!r}: not a.b.c.d:port or [v6]:port") from None
-    return f"{host}:{port}"
-
-
-def bound_key(psk, name):
-    """Kb: the identity's key bound to the server named name (canonical)."""
-    name = name.encode()
-    if len(name) > ADDR_LEN:
-        raise ValueError(f"server name longer than {ADDR_LEN} bytes: {name!r}")
-    return hmac.new(bytes(psk), LABEL_BOUND.ljust(16, b"\0") + name.ljust(ADDR_LEN, b"\0"),
-                    hashlib.sha256).digest()
 
 
 def server_key(psk, name, server_proof, *args):
