@@ -90,18 +90,18 @@ static bool peer_key(const struct peer *p, const struct psk_entry *e, struct con
 {
 	uint8_t want[N2L_MAC_LEN];
 	char name[N2L_ADDR_LEN];
-	bool ok;
 
 	netaddr_format((const struct sockaddr *)&p->sa, name, sizeof(name));
-	auth_bound_key(e->key, name, key);
-	auth_proof(key, AUTH_LABEL_SERVER, &c->ap, want);
-	ok = auth_proof_equal(want, ch->proof);
-	if (!ok) {
-		memcpy(key, e->key, N2L_PSK_LEN);
+	for (int i = 0; i < 2; i++) {
+		if (i)
+			memcpy(key, e->key, N2L_PSK_LEN);
+		else
+			auth_bound_key(e->key, name, key);
 		auth_proof(key, AUTH_LABEL_SERVER, &c->ap, want);
-		ok = auth_proof_equal(want, ch->proof);
+		if (auth_proof_equal(want, ch->proof))
+			return true;
 	}
-	return ok;
+	return false;
 }
 
 /* The peer proved it has our key: prove we have it too, then tag. */

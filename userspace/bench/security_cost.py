@@ -39,6 +39,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))), "pylib"))
+import accounting  # noqa: E402
 import n2lbench  # noqa: E402
 import n2lkeys  # noqa: E402
 import n2llab  # noqa: E402
@@ -62,10 +63,9 @@ DEVICES = {
 
 
 def idle_ns():
-    """This guest's idle and iowait time so far (/proc/stat's first line)."""
-    with open("/proc/stat") as f:
-        cpu = f.readline().split()
-    return (int(cpu[4]) + int(cpu[5])) * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
+    """This guest's idle and iowait time so far."""
+    ticks = accounting.proc_stat()
+    return (ticks[3] + ticks[4]) * 1_000_000_000 // accounting.USER_HZ
 
 
 def busy_instructions(fn):

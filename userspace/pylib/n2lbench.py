@@ -54,18 +54,21 @@ def exact_timing():
     return os.environ.get("N2L_ICOUNT") == "1"
 
 
+# N2L_ICOUNT's modes (userspace/vm/n2l-vm).
+TIMING_MODES = {
+    "1": "icount shift=0,sleep=off (1 vCPU, guest time = instructions)",
+    "sleep": "icount shift=0,sleep=on (1 vCPU, busy guest time = instructions)",
+}
+
+
 def environment(**extra):
     """Kernel, QEMU, fio and the timing mode, plus whatever the caller adds."""
-    icount = exact_timing()
     env = {
         "kernel": platform.release(),
         "qemu": os.environ.get("N2L_QEMU", ""),
         "fio": sh("fio --version").strip(),
         "vcpus": os.cpu_count(),
-        "mode": "icount shift=0,sleep=off (1 vCPU, guest time = instructions)"
-                if icount else
-                "icount shift=0,sleep=on (1 vCPU, busy guest time = instructions)"
-                if os.environ.get("N2L_ICOUNT") == "sleep" else "TCG wall clock (noisy: +-20%)",
+        "mode": TIMING_MODES.get(os.environ.get("N2L_ICOUNT"), "TCG wall clock (noisy: +-20%)"),
         "cpu": cpu_model(),
     }
     env.update(extra)

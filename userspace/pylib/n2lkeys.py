@@ -79,20 +79,23 @@ BOUND_LABEL = b"n2l2-server-key"
 BOUND_NAME_LEN = 64     # N2L_ADDR_LEN
 
 
+def split_addr(addr):
+    """("host", port) of "a.b.c.d:port" or "[v6]:port"; ValueError if it
+    has no port."""
+    host, sep, port = (addr[1:].partition("]:") if addr.startswith("[")
+                       else addr.rpartition(":"))
+    if not sep:
+        raise ValueError(f"{addr!r}: no port")
+    return host, int(port)
+
+
 def canonical_addr(addr):
     """A server's name as keys are bound to it: "a.b.c.d:port", or
     "[v6]:port" with v6 as RFC 5952 writes it, as the kernel's status line
     and nswapd print it. Takes "host:port" or a (host, port, ...) pair as
     getpeername() gives it."""
     try:
-        if isinstance(addr, str):
-            host, sep, port = (addr[1:].partition("]:") if addr.startswith("[")
-                               else addr.rpartition(":"))
-            if not sep:
-                raise ValueError
-        else:
-            host, port = addr[:2]
-        port = int(port)
+        host, port = split_addr(addr) if isinstance(addr, str) else addr[:2]
         host = host.partition("%")[0]
         if ":" in host:
             v6 = socket.inet_ntop(socket.AF_INET6, socket.inet_pton(socket.AF_INET6, host))

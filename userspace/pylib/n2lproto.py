@@ -39,7 +39,7 @@ import struct
 import time
 
 import n2lkeys
-from n2lkeys import bound_key, canonical_addr  # noqa: F401 (tests use them from here)
+from n2lkeys import bound_key, canonical_addr, split_addr
 
 MAGIC = 0x504C324E
 VERSION = 3
@@ -952,15 +952,6 @@ class ServerConn:
         self.identity = ident
         self.send_frame(reply_header(h), info_of(hello))
         return hello
-
-
-def split_addr(addr):
-    """("host", port) of "a.b.c.d:port" or "[v6]:port"."""
-    if addr.startswith("["):
-        host, _, port = addr[1:].partition("]:")
-    else:
-        host, _, port = addr.rpartition(":")
-    return host, int(port)
 
 
 def put_pages(h, payload):
