@@ -5,8 +5,8 @@
 # make check      every test: lint, unit tests, VM tests (prints a summary)
 # make deb        Debian packages in build/deb/ (nswap2l-dkms, nswapd, nswap2l-tools)
 # make demo       a device with emulated Flash and disk, swapped onto in a VM
-# make bench-overhead   nswap2l against dm-linear on null_blk (results/)
-# make bench-netram     Network RAM against swap over NBD (results/)
+# make bench-overhead   nswap2l against dm-linear on null_blk, and where the difference goes (results/)
+# make bench-netram     Network RAM against swap over NBD and NVMe/TCP (results/)
 # make bench-meta       what the metadata device costs: swap, fsync on ext4 (results/)
 # make bench            the workloads on every configuration, quick (results/)
 # make bench-full       the same, the whole matrix at full size (results/)
@@ -123,7 +123,7 @@ demo: setup
 
 bench-overhead: setup
 	$(MAKE) --no-print-directory module tools
-	userspace/bench/overhead
+	userspace/bench/overhead --profile
 
 bench-netram: setup
 	$(MAKE) --no-print-directory module nswapd

@@ -233,8 +233,9 @@ struct n2l_net {
 	u8 psk[N2L_PSK_LEN];
 	struct n2l_sealer *sealer;	/* seals: CRC32C or AES-GCM */
 
-	spinlock_t lock;		/* servers[] */
+	spinlock_t lock;		/* servers[] and in_use */
 	struct n2l_nsrv *servers[N2L_NET_SERVERS];
+	u64 in_use;			/* a bit per servers[] entry not NULL */
 	struct mutex table_lock;	/* adds and removals */
 
 	unsigned int timeout_ms;	/* read without locks */

@@ -276,6 +276,7 @@ static int server_add(struct n2l_net *net, const struct sockaddr_storage *ss,
 	}
 	spin_lock_irq(&net->lock);
 	net->servers[idx] = srv;
+	WRITE_ONCE(net->in_use, net->in_use | BIT_ULL(idx));
 	spin_unlock_irq(&net->lock);
 	mutex_unlock(&net->table_lock);
 	wake_up_process(srv->thread);
@@ -425,6 +426,7 @@ static void server_remove(struct n2l_net *net, unsigned int idx,
 		srv_stop(srv);
 		spin_lock_irq(&net->lock);
 		net->servers[idx] = NULL;
+		WRITE_ONCE(net->in_use, net->in_use & ~BIT_ULL(idx));
 		spin_unlock_irq(&net->lock);
 		n2l_srv_put(srv);	/* the table's */
 		n2l_srv_put(srv);
@@ -479,12 +481,20 @@ u64 n2l_net_free_total(struct n2l_net *net, u64 avoid)
 {
 	unsigned long flags;
 	unsigned int i;
-	u64 sum = 0;
+	u64 sum = 0, left;
 
+	/*
+	 * Every write asks, through the placement policy: only the servers
+	 * there are, and on a device without any, not even the lock.
+	 */
+	if (!(READ_ONCE(net->in_use) & ~avoid))
+		return 0;
 	spin_lock_irqsave(&net->lock, flags);
-	for (i = 0; i < N2L_NET_SERVERS; i++)
-		if (!(avoid & BIT_ULL(i)) && __usable(net->servers[i]))
+	for (left = net->in_use & ~avoid; left; left &= left - 1) {
+		i = __ffs64(left);
+		if (__usable(net->servers[i]))
 			sum += est_free(net->servers[i]);
+	}
 	spin_unlock_irqrestore(&net->lock, flags);
 	return sum;
 }

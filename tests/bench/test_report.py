@@ -67,8 +67,10 @@ def test_missing_and_bad_runs_are_named_not_hidden():
     assert "calibration gate: every medium within its target" in md
     run = synthetic_run()
     run["environment"]["calibration"]["nbd_error"] = "server 10.77.1.2:10809 did not listen:\n"
-    assert "- NBD not calibrated: server 10.77.1.2:10809 did not listen:" in \
-        report.report_md(run, [])
+    run["environment"]["calibration"]["nvme_error"] = "timed out after 30s waiting for x\n"
+    md = report.report_md(run, [])
+    assert "- NBD not calibrated: server 10.77.1.2:10809 did not listen:" in md
+    assert "- NVMe/TCP not calibrated: timed out after 30s waiting for x" in md
 
 
 def test_command_writes_report_and_plots(tmp_path):

@@ -54,6 +54,8 @@ def test_smoke_profile_runs_every_config_and_reports():
     assert [c for c in cells if c["status"] != "ok"] == []
     calib = res["environment"]["calibration"]
     assert set(calib["media"]) == {"flash", "disk", "netram", "nbd"}
+    assert len(calib["media"]["nbd"]) == 12 and all(      # measured, not gated
+        c["measured"] and not c["target"] for c in calib["media"]["nbd"].values()), calib
     for medium, cases in (("flash", 12), ("disk", 8)):   # the disk: 4 KiB only
         assert len(calib["media"][medium]) == cases and all(
             c["target"] and c["measured"] for c in calib["media"][medium].values()), calib

@@ -209,24 +209,24 @@ def media(profile):
         record(calib, "disk", measure_then_remove(d, f"{disk_ms}ms", profiles.SMALL_CASES,
                                                   region),
                netram, profile)
-    if "nbd" in used:
-        calibrate_nbd(calib, profile, netram, runtime, region)
+    for peer in sorted(set(configs.PEERS) & used):
+        calibrate_peer(calib, peer, profile, netram, runtime, region)
     return calib
 
 
-def calibrate_nbd(calib, profile, netram, runtime, region_mb):
-    """NBD is a comparator, measured and not gated: an nbdkit that will
-    not start (it once did not listen within a minute, in one of three
-    instruction-counted calibrations) is recorded, and the run goes on
-    (its NBD cells then fail, each saying why)."""
+def calibrate_peer(calib, peer, profile, netram, runtime, region_mb):
+    """NBD and NVMe/TCP are comparators, measured and not gated: an export
+    that will not start (nbdkit once did not listen within a minute, in
+    one of three instruction-counted calibrations) is recorded, and the
+    run goes on (the peer's cells then fail, each saying why)."""
     link = configs.network(profile)
     try:
-        nbd = n2llab.NbdExport(link, region_mb)
-        record(calib, "nbd", measure_then_remove(nbd, runtime, region_mb=region_mb),
+        export = configs.PEERS[peer](link, region_mb)
+        record(calib, peer, measure_then_remove(export, runtime, region_mb=region_mb),
                netram, profile)
-    except n2llab.CommandError as e:
-        calib["media"]["nbd"] = {}
-        calib["nbd_error"] = str(e)[-2000:]
-        print(f"== calibration: NBD not measured: {e}", flush=True)
+    except (n2llab.CommandError, AssertionError, OSError) as e:
+        calib["media"][peer] = {}
+        calib[f"{peer}_error"] = str(e)[-2000:]
+        print(f"== calibration: {peer} not measured: {e}", flush=True)
     finally:
         link.remove()

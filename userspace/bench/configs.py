@@ -95,12 +95,16 @@ def remove_parts(parts):
             part.remove()
 
 
+# The swap-over-the-network peers: a configuration each, whose export
+# (n2llab's) serves a size in MiB behind a link.
+PEERS = {"nbd": n2llab.NbdExport, "nvme": n2llab.NvmeTcpExport}
+
+
 def media_used(profile):
-    """The media the profile's configurations use, NBD's link as "nbd"."""
+    """The media the profile's configurations use, each peer's link by the
+    peer's name."""
     used = {m for name in profile.configs for m in profiles.config(name).media}
-    if "nbd" in profile.configs:
-        used.add("nbd")
-    return used
+    return used | (set(PEERS) & set(profile.configs))
 
 
 class SwapTarget:
@@ -158,9 +162,9 @@ class SwapTarget:
                             what="page servers up")
         return self.device.path
 
-    def _nbd(self, swap_mb):
+    def _peer(self, swap_mb):
         link = self._keep(network(self.profile))
-        return self._keep(n2llab.NbdExport(link, swap_mb)).path
+        return self._keep(PEERS[self.config](link, swap_mb)).path
 
     def _zram(self, swap_mb):
         sh("modprobe zram num_devices=1")
@@ -170,8 +174,8 @@ class SwapTarget:
 
     def setup(self):
         swap_mb = self.profile.swap_mb()
-        if self.config == "nbd":
-            self.path = self._nbd(swap_mb)
+        if self.config in PEERS:
+            self.path = self._peer(swap_mb)
         elif self.config == "zram":
             self.path = self._zram(swap_mb)
         else:

@@ -6,6 +6,8 @@ one boot:
 
   nbd       swap over NBD (nbd + nbdkit's memory plugin) against a
             Network-RAM-only nswap2l device, both servers behind one link;
+  nvme      the same against NVMe/TCP: the kernel's target (nvmet-tcp)
+            exporting a RAM disk, the kernel's nvme-tcp host;
   replicas  replicas:1 against replicas:2, over the same two nswapd, each
             behind a link of its own; with --remote, the two nswapd of
             another guest (userspace/bench/netram --remote), on a CPU of
@@ -103,7 +105,7 @@ class Comparison:
                         "baseline": self.baseline, "contender": self.contender,
                         self.baseline: base, self.contender: cont,
                         "ratio": cont / base, "target_ratio": target,
-                        "meets_target": cont / base >= target})
+                        "meets_target": None if target is None else cont / base >= target})
         return out
 
 
@@ -115,19 +117,46 @@ def precondition(dev_or_path, netram_slots=None):
         assert st["netram"]["held"] == netram_slots, st
 
 
-def nbd_comparison(link):
-    srv = n2llab.nswapd(link, SIZE_MB + 64)
-    nbd = n2llab.NbdExport(link, SIZE_MB)
-    dev = n2llab.Device("bench-net", table_line(SIZE_MB * 2048, servers=[srv.name]))
+def netram_only_device(link, name, port):
+    """A Network-RAM-only nswap2l device on one nswapd behind link,
+    preconditioned."""
+    srv = n2llab.nswapd(link, SIZE_MB + 64, port=port)
+    dev = n2llab.Device(name, table_line(SIZE_MB * 2048, servers=[srv.name]))
     n2llab.wait_for(lambda: dev.servers_up(1), what="nswapd up")
     precondition(dev, SIZE_MB * 256)
+    return dev
+
+
+NSWAP2L_NOTE = f"nswap2l: a Network-RAM-only device, one nswapd donating {SIZE_MB + 64} MiB."
+
+
+def nbd_comparison(link):
+    dev = netram_only_device(link, "bench-net", 7070)
+    nbd = n2llab.NbdExport(link, SIZE_MB)
     precondition(nbd)
     return Comparison(
         "nbd", "Network RAM (nswap2l + nswapd) against NBD (nbd + nbdkit memory)",
         "nbd", "nswap2l", NBD_CASES, {"nbd": nbd.path, "nswap2l": dev.path},
         "Both servers sit behind the same link. NBD: nbd-client -b 4096 (one "
         f"connection) to nbdkit's memory plugin ({n2llab.sh('nbdkit --version').strip()}); "
-        f"nswap2l: a Network-RAM-only device, one nswapd donating {SIZE_MB + 64} MiB.")
+        + NSWAP2L_NOTE)
+
+
+def nvme_comparison(link):
+    """No target: where Network RAM stands against what two kernels do
+    alone."""
+    dev = netram_only_device(link, "bench-net-nvme", 7071)
+    nvme = n2llab.NvmeTcpExport(link, SIZE_MB)
+    precondition(nvme.path)
+    return Comparison(
+        "nvme", "Network RAM (nswap2l + nswapd) against NVMe/TCP (nvme-tcp + nvmet-tcp)",
+        "nvme-tcp", "nswap2l", [c[:4] + (None,) for c in NBD_CASES],
+        {"nvme-tcp": nvme.path, "nswap2l": dev.path},
+        "Both servers sit behind the same link. NVMe/TCP: the kernel's target "
+        "(nvmet-tcp) exporting a memory-backed null_blk of the region's size, the "
+        "kernel's host (nvme-tcp) with its defaults (an I/O queue per CPU); the target "
+        "runs in the guest's kworkers, as nswapd and nbdkit run in its processes. "
+        + NSWAP2L_NOTE)
 
 
 # Each server takes half of the one-copy device and all of the two-copy one.
@@ -216,6 +245,12 @@ def fmt_us(us):
     return "not measured" if us is None else f"{us:.0f} us"
 
 
+def verdict(s):
+    if s["target_ratio"] is None:
+        return "none set"
+    return f">= {s['target_ratio']}: {'met' if s['meets_target'] else 'MISSED'}"
+
+
 def report(result):
     env = result["environment"]
     link = env["link"]
@@ -233,10 +268,8 @@ def report(result):
                   "|---|---|---:|---:|---:|---|"]
         for s in rows:
             unit = "IOPS" if s["metric"] == "iops" else "MiB/s"
-            verdict = "met" if s["meets_target"] else "MISSED"
             lines.append(f"| {s['case']} | {unit} | {s[c['baseline']]:.0f} | "
-                         f"{s[c['contender']]:.0f} | {s['ratio']:.2f} | "
-                         f">= {s['target_ratio']}: {verdict} |")
+                         f"{s[c['contender']]:.0f} | {s['ratio']:.2f} | {verdict(s)} |")
     return lines
 
 
@@ -246,7 +279,7 @@ def main():
     ap.add_argument("--runtime", type=int, default=3, help="guest seconds per run")
     ap.add_argument("--delay-us", type=int, default=50, help="netem delay, each way")
     ap.add_argument("--rate-mbit", type=int, default=1000, help="netem rate, each way")
-    ap.add_argument("--only", help="run only these comparisons (nbd, replicas, security; "
+    ap.add_argument("--only", help="run only these comparisons (nbd, nvme, replicas, security; "
                     "comma-separated)")
     ap.add_argument("--remote", choices=REMOTE_LINKS,
                     help="replicas only, with the servers in another guest over this link")
@@ -257,6 +290,7 @@ def main():
     n2llab.load_modules()
     link = n2llab.Link(1, delay_us=a.delay_us, rate_mbit=a.rate_mbit)
     makers = {"nbd": lambda: [nbd_comparison(link)],
+              "nvme": lambda: [nvme_comparison(link)],
               "replicas": lambda: [replica_comparison(a.delay_us, a.rate_mbit, a.remote)],
               "security": lambda: security_comparisons(a.delay_us, a.rate_mbit)}
     only = a.only.split(",") if a.only else list(makers)

@@ -17,6 +17,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))), "pylib"))
 import n2lbench  # noqa: E402
 import n2llab  # noqa: E402
+import hotspots  # noqa: E402
 from n2llab import sh  # noqa: E402
 
 OUT = os.environ.get("N2L_OUT", "/tmp")
@@ -42,10 +43,45 @@ def setup(nullb_mb):
         n2lbench.fio(path, "write", "1M", 32, SIZE_MB, runtime=None)
 
 
+def profiles(runtime):
+    """Each case at QD1 under perf, on both devices: where nswap2l's
+    extra instructions per request go (hotspots.py)."""
+    sh("echo 0 > /proc/sys/kernel/kptr_restrict")     # module symbols
+    out = []
+    for rw in sorted({rw for rw, _ in CASES}):
+        recs = [hotspots.record(path, rw, 1, SIZE_MB, runtime, f"/tmp/perf-{target}.data")
+                for target, path in DEVICES.items()]
+        rows, total = hotspots.compare(*recs)
+        out.append({"case": f"{rw} 4k qd1", "instructions_per_request": total,
+                    "symbols": [{"symbol": sym, "dm-linear": round(lin), "nswap2l": round(n2l)}
+                                for sym, lin, n2l in rows]})
+    return out
+
+
+def profile_lines(profs):
+    lines = ["", "## Where nswap2l's extra instructions go", "",
+             "perf cpu-clock samples of the whole guest, one run of each device at QD1, "
+             f"{hotspots.FREQ} a guest second: in this instruction-counted guest a sample "
+             f"is {1e9 / hotspots.FREQ:.0f} instructions, so a symbol's samples over the "
+             "run's requests are its instructions per request. What runs with interrupts "
+             "off (under a spin_lock_irqsave()) is counted where they come back on: "
+             "`_raw_spin_unlock_irqrestore`."]
+    for p in profs:
+        lin, n2l = p["instructions_per_request"]
+        lines += ["", f"### {p['case']}: {lin:.0f} instructions a request on dm-linear, "
+                  f"{n2l:.0f} on nswap2l ({n2l - lin:+.0f})", "",
+                  "| symbol | dm-linear | nswap2l | more |", "|---|---:|---:|---:|"]
+        lines += [f"| `{r['symbol']}` | {r['dm-linear']} | {r['nswap2l']} | "
+                  f"{r['nswap2l'] - r['dm-linear']:+d} |" for r in p["symbols"]]
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--runtime", type=int, default=3, help="guest seconds per run")
+    ap.add_argument("--profile", action="store_true",
+                    help="and where the extra instructions go (perf, in overhead.md)")
     a = ap.parse_args()
 
     setup(SIZE_MB + 64)
@@ -78,6 +114,8 @@ def main():
         "summary": summary,
         "runs": runs,
     }
+    if a.profile:
+        result["profile"] = profiles(a.runtime)
     lines = ["# nswap2l overhead against dm-linear", "",
              f"{result['date']}, kernel {result['environment']['kernel']}, "
              f"{result['environment']['mode']}.", "",
@@ -88,6 +126,8 @@ def main():
         lines.append(f"| {s['case']} | {s['dm_linear_iops']:.0f} | "
                      f"{s['nswap2l_iops']:.0f} | {s['ratio']:.3f} | "
                      f"{'>= 0.90: met' if s['meets_target'] else '>= 0.90: MISSED'} |")
+    if a.profile:
+        lines += profile_lines(result["profile"])
     n2lbench.write_results(OUT, "overhead", result, lines)
     return 0
 

@@ -217,9 +217,14 @@ CONFIGS = (
     ("netram-only", "Nswap2L to Network RAM only (Flash and disk present, Network RAM "
      "holds all the swap)", ("netram", "flash", "disk"), "none"),
     ("nbd", "swap over NBD (nbdkit memory)", (), None),
+    ("nvme", "swap over NVMe/TCP (nvmet-tcp, a RAM disk)", (), None),
     ("zram", "zram", (), None),
 )
-CONFIG_NAMES = tuple(c[0] for c in CONFIGS if c[0] != "netram-only")
+# nvme runs only when named (--configs nvme): Debian's 6.1 kernel
+# (6.1.192) hit a BUG in its own target (usercopy from page alloc, in
+# nvmet_tcp_io_work) during the smoke profile's calibration, which takes
+# the guest and every cell after it down. bench-netram's comparison ran.
+CONFIG_NAMES = tuple(c[0] for c in CONFIGS if c[0] not in ("netram-only", "nvme"))
 N2L_MEDIA = ("netram", "flash", "disk")
 # Network RAM of each named configuration: "all" (the whole swap), a
 # share of the footprint, or None (n2l-<policy>: Profile.netram_share of

@@ -87,7 +87,7 @@ def runtime_table(run):
 # What each comparison sets against what: (contender, baseline).
 COMPARISONS = (("flash", "disk"), ("nswap", "flash"), ("n2l-none", "nswap"),
                ("n2l-none", "flash")) + tuple((p, "n2l-none") for p in PREFETCHING) + \
-    (("nswap", "nbd"),)
+    (("nswap", "nbd"), ("nswap", "nvme"))
 
 
 def of_workload(workload):
@@ -309,8 +309,10 @@ def environment_lines(run, cells_of_a_matrix=True):
         if calib.get("flash_keys"):
             lines.append(f"- Flash model{where}, set from Network RAM as measured: "
                          f"{json.dumps(calib['flash_keys'])}")
-        if calib.get("nbd_error"):
-            lines.append(f"- NBD not calibrated{where}: {calib['nbd_error'].splitlines()[0]}")
+        for peer, name in (("nbd", "NBD"), ("nvme", "NVMe/TCP")):
+            if calib.get(f"{peer}_error"):
+                lines.append(f"- {name} not calibrated{where}: "
+                             f"{calib[peer + '_error'].splitlines()[0]}")
         gate = calib.get("gate")
         if gate:
             lines.append(f"- calibration gate{where}: " + (

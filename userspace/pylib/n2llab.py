@@ -476,6 +476,101 @@ class NbdExport:
         self.server.stop()
 
 
+NVMET = "/sys/kernel/config/nvmet"
+_nvme_index = [0]
+
+
+class NvmeTcpExport:
+    """The kernel's own NVMe-oF target (nvmet-tcp) serving a RAM disk of
+    size_mb (a memory-backed null_blk) in a link's namespace, and the
+    kernel's nvme-tcp host attached to it: what a user with RAM to spare
+    on another machine can swap on today with nothing but two kernels.
+    The target runs in kernel workqueues (kworkers), not in a process."""
+
+    def __init__(self, link, size_mb, port=4420):
+        sh("modprobe -a nvmet nvmet-tcp nvme-tcp")
+        _nvme_index[0] += 1
+        self.nqn = f"nqn.2026-11.org.nswap2l:lab-{_nvme_index[0]}"
+        self.size_mb, self.ctrl, self.path = size_mb, None, None
+        self.disk = NullBlk(size_mb, prefix="n2lnv")
+        self.subsys = f"{NVMET}/subsystems/{self.nqn}"
+        self.port_dir = f"{NVMET}/ports/{_nvme_index[0]}"
+        try:
+            self._export(link, port)
+            self._connect(link.addr, port)
+        except Exception:
+            self.remove()
+            raise
+
+    def _export(self, link, port):
+        os.mkdir(self.subsys)
+        _write(f"{self.subsys}/attr_allow_any_host", "1")
+        os.mkdir(f"{self.subsys}/namespaces/1")
+        _write(f"{self.subsys}/namespaces/1/device_path", self.disk.path)
+        _write(f"{self.subsys}/namespaces/1/enable", "1")
+        os.mkdir(self.port_dir)
+        for attr, value in (("trtype", "tcp"), ("adrfam", "ipv4"),
+                            ("traddr", link.addr), ("trsvcid", str(port))):
+            _write(f"{self.port_dir}/addr_{attr}", value)
+        # The port opens its listening socket in the network namespace of
+        # whoever links a subsystem to it: the link's. nsenter, not ip
+        # netns exec, which mounts a /sys without configfs.
+        sh(f"nsenter --net=/run/netns/{link.ns} "
+           f"ln -s {self.subsys} {self.port_dir}/subsystems/{self.nqn}")
+
+    def _connect(self, addr, port):
+        """What nvme connect does: the options to /dev/nvme-fabrics, which
+        answers with the controller's instance."""
+        fd = os.open("/dev/nvme-fabrics", os.O_RDWR)
+        try:
+            os.write(fd, f"transport=tcp,traddr={addr},trsvcid={port},"
+                         f"nqn={self.nqn}".encode())
+            answer = os.read(fd, 256).decode()
+        finally:
+            os.close(fd)
+        fields = dict(kv.split("=", 1) for kv in answer.strip().split(","))
+        self.ctrl = f"nvme{fields['instance']}"
+        self.path = wait_for(self._namespace, timeout=30,
+                             what=f"the namespace of {self.ctrl} to appear")
+
+    def _namespace(self):
+        """/dev/ of the block device of our subsystem's namespace: the
+        multipath head if the host has native multipath (named after the
+        subsystem, not the controller), else the controller's own."""
+        for name in os.listdir("/sys/block"):
+            if not name.startswith("nvme") or "c" in name[4:]:   # a path, hidden
+                continue
+            try:
+                nqn = open(f"/sys/block/{name}/device/subsysnqn").read().strip()
+            except OSError:
+                continue
+            if nqn == self.nqn and os.path.exists(f"/dev/{name}"):
+                return f"/dev/{name}"
+        return None
+
+    def remove(self):
+        if self.ctrl and os.path.exists(f"/sys/class/nvme/{self.ctrl}"):
+            _write(f"/sys/class/nvme/{self.ctrl}/delete_controller", "1")
+        self.ctrl = None
+        link = f"{self.port_dir}/subsystems/{self.nqn}"
+        if os.path.islink(link):
+            os.unlink(link)
+        if os.path.isdir(self.port_dir):
+            os.rmdir(self.port_dir)
+        ns = f"{self.subsys}/namespaces/1"
+        if os.path.isdir(ns):
+            _write(f"{ns}/enable", "0")
+            os.rmdir(ns)
+        if os.path.isdir(self.subsys):
+            os.rmdir(self.subsys)
+        self.disk.remove()
+
+
+def _write(path, value):
+    with open(path, "w") as f:
+        f.write(value)
+
+
 # ----------------------------------------------------------------------------
 # nswap2l devices
 
