@@ -42,7 +42,8 @@ def parse_report(out):
     for line in out.splitlines():
         f = line.split()
         if len(f) >= 4 and f[0].endswith("%") and f[1].isdigit():
-            got[" ".join(f[3:])] = got.get(" ".join(f[3:]), 0) + int(f[1])
+            name = " ".join(f[3:])
+            got[name] = got.get(name, 0) + int(f[1])
     return got
 
 

@@ -63,6 +63,12 @@ def wait_for(predicate, timeout=60, interval=0.2, what="condition"):
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+def _write(path, value):
+    """value to a sysfs, procfs or configfs attribute."""
+    with open(path, "w") as f:
+        f.write(value)
+
+
 def tracefs():
     """The tracing filesystem, mounted if it is not yet (a guest's is not)."""
     if not os.path.isdir(os.path.join(TRACEFS, "events")):
@@ -141,8 +147,7 @@ class NullBlk:
         self.size_mb = size_mb
 
     def _set(self, attr, value):
-        with open(os.path.join(self.dir, attr), "w") as f:
-            f.write(f"{value}\n")
+        _write(os.path.join(self.dir, attr), f"{value}\n")
 
     def stat(self):
         """/sys/block/<dev>/stat as a dict of the fields we use."""
@@ -311,8 +316,7 @@ class Link:
            f"link set {self.peer_if} up\n"
            "link set lo up\n"
            f"route add default via 10.77.{index}.1\n")
-        with open("/proc/sys/net/ipv4/ip_forward", "w") as f:
-            f.write("1")
+        _write("/proc/sys/net/ipv4/ip_forward", "1")
         if delay_us or rate_mbit:
             q = "netem"
             if delay_us:
@@ -491,7 +495,7 @@ class NvmeTcpExport:
         sh("modprobe -a nvmet nvmet-tcp nvme-tcp")
         _nvme_index[0] += 1
         self.nqn = f"nqn.2026-11.org.nswap2l:lab-{_nvme_index[0]}"
-        self.size_mb, self.ctrl, self.path = size_mb, None, None
+        self.ctrl, self.path = None, None
         self.disk = NullBlk(size_mb, prefix="n2lnv")
         self.subsys = f"{NVMET}/subsystems/{self.nqn}"
         self.port_dir = f"{NVMET}/ports/{_nvme_index[0]}"
@@ -566,11 +570,6 @@ class NvmeTcpExport:
         self.disk.remove()
 
 
-def _write(path, value):
-    with open(path, "w") as f:
-        f.write(value)
-
-
 # ----------------------------------------------------------------------------
 # nswap2l devices
 
@@ -614,8 +613,7 @@ class Device:
     def sysfs_write(self, attr, value):
         """Write a sysfs attribute; return 0 or the errno of the failure."""
         try:
-            with open(os.path.join(self.sysfs, attr), "w") as f:
-                f.write(value)
+            _write(os.path.join(self.sysfs, attr), value)
             return 0
         except OSError as e:
             return e.errno
