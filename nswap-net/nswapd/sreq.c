@@ -6,6 +6,13 @@
  * times out. A request to a client that timed out stays known until its
  * connection closes, so that a late reply is recognised and ignored
  * rather than taken for garbage.
+ *
+ * A client answers our requests one at a time, in the order they came
+ * (the kernel client's event work), so those behind the first wait for
+ * it: each answer from a client restarts the clock of the requests still
+ * waiting on its connection. A client times out when it answers nothing
+ * for request_timeout_s, not when its last answer comes later than that
+ * after the first request was sent.
  */
 #include "server.h"
 
@@ -59,6 +66,16 @@ struct sreq *sreq_send(struct server *srv, struct conn *c, uint8_t op,
 	return r;
 }
 
+/* @c answered one request: the clocks of the others waiting on it start again. */
+static void restart_clocks(struct server *srv, struct conn *c)
+{
+	int64_t deadline = server_now(srv) + (int64_t)srv->cfg.request_timeout_s * 1000;
+
+	for (struct sreq *r = srv->sreqs; r; r = r->next)
+		if (r->conn == c && r->done && r->deadline_ms < deadline)
+			r->deadline_ms = deadline;
+}
+
 int sreq_complete(struct server *srv, struct conn *c, const struct frame_hdr *h,
 		  const uint8_t *payload)
 {
@@ -76,6 +93,8 @@ int sreq_complete(struct server *srv, struct conn *c, const struct frame_hdr *h,
 		free(r);
 		return 1;
 	}
+	if (c->kind != CONN_PEER)
+		restart_clocks(srv, c);
 	r->done(srv, r, (int)h->status, h, payload);
 	free(r);
 	return 0;

@@ -2,6 +2,7 @@
 """Capacity that follows the node, and giving pages up without losing any:
 MOVED to a peer, RETURN to the client, draining on SIGTERM."""
 import signal
+import time
 
 from conftest import auth, free_port, key_of, p, page, psk_file, wait_for
 
@@ -103,6 +104,33 @@ def test_no_peer_returns_pages(servers):
         wait_for(lambda: c.status().held == MB, what="pages to be handed back")
         assert c.get(0, 1, 1) is None
         assert c.get(2 * MB, MB, 1) == [page("r", 2 * MB + i) for i in range(MB)]
+
+
+def test_returns_answered_one_at_a_time_never_time_out(servers):
+    """The kernel client answers a server's MOVED and RETURN one at a
+    time, in the order they came (one event work a server), and a
+    server sends an area up to 4 at once: the last waits for the three
+    before it. So each answer restarts the clock of those behind it on
+    its connection, and a client that answers each within
+    request_timeout_s gets every batch, however many wait. Before, each
+    clock ran from its send: two servers shrinking together under writes
+    (test_chaos) saw RETURNs time out while the client answered the ones
+    before them, the pages it took back stayed on the server too, and
+    the server stayed over its capacity."""
+    a = servers(config="max_mb = 5\nreserve_mb = 0\nrequest_timeout_s = 2\n")
+    with a.client(0xd4) as c:
+        fill(c, 5 * MB, "q")
+        a.reload("max_mb = 1\nreserve_mb = 0\nrequest_timeout_s = 2\n")
+        n = 0
+        while n < 4 * MB:
+            req = c.next_server_request(20)
+            assert req is not None and req.hdr.opcode == p.OP_RETURN, n
+            time.sleep(1.2)     # each answer well within 2 s of the last
+            c.answer(req)
+            n += req.hdr.count
+        wait_for(lambda: c.status().held == MB, what="pages to be handed back")
+    assert "no reply to RETURN" not in a.log(), a.log()
+    assert "late RETURN reply" not in a.log(), a.log()
 
 
 def test_page_stored_again_while_returned_outlives_the_ok(servers):
