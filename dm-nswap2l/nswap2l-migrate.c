@@ -9,7 +9,10 @@
  * (the policy's plan() from what the engine measured since its last run,
  * or else amount_mode: a percentage of those swap-outs, a fixed count, or
  * a percentage of the slots on Network RAM; never more than Network RAM
- * holds) and moves it, several moves at once:
+ * holds) and moves it, several moves at once, within its interval: what
+ * an activation has not moved when the next is due is owed, and the next
+ * moves it first (so the cadence holds when moving is slow, and each
+ * plan() sees one interval, not however long a target took):
  *
  *  1. under the lock, the prefetch policy names candidates, which leave
  *     it and are grouped into runs of consecutive slots sharing one copy;
@@ -672,11 +675,20 @@ static void mig_wait_all(struct n2l_store *s)
 	wait_event(s->mig.wait, READ_ONCE(s->mig.nr_idle) == N2L_MIG_MOVERS);
 }
 
-/* Hand @move to a mover; false once the engine stops. */
+/* Whether this activation's interval is over: it hands out no more moves. */
+static bool mig_round_over(struct n2l_store *s)
+{
+	return time_after_eq(jiffies, s->mig.round_end);
+}
+
+/* Hand @move to a mover; false once the engine stops or the round is over. */
 static bool mig_hand_over(struct n2l_store *s, struct n2l_mig_run *move)
 {
-	struct n2l_mover *mv = mig_get_mover(s);
+	struct n2l_mover *mv;
 
+	if (mig_round_over(s))
+		return false;
+	mv = mig_get_mover(s);
 	if (!mv)
 		return false;
 	mv->run = *move;
@@ -691,7 +703,8 @@ static bool mig_hand_over(struct n2l_store *s, struct n2l_mig_run *move)
  * Move @run: Flash blocks for as much of it as they come contiguous (so
  * that its slots stay one request when read), then moves of up to
  * N2L_MIG_RUN_PAGES slots each, to the movers. False once the engine
- * stops or Flash is full; what was not handed over goes back.
+ * stops, the round is over or Flash is full; what was not handed over
+ * goes back.
  */
 static bool mig_dispatch(struct n2l_store *s, struct n2l_mig_run *run)
 {
@@ -738,18 +751,21 @@ static void mig_wait_fewer_busy(struct n2l_store *s, u64 busy)
 }
 
 /*
- * One activation: move @target slots, several moves in flight. Slots
- * that did not move (written meanwhile, or their move failed) are made up
- * for by selecting more, until the target is moved, the policy has no
- * candidate left, Flash is full, or twice the target was tried.
+ * One activation: move @target slots, several moves in flight, until
+ * @end (jiffies). Slots that did not move (written meanwhile, or their
+ * move failed) are made up for by selecting more, until the target is
+ * moved, the policy has no candidate left, Flash is full, or twice the
+ * target was tried. Returns what it still owes: the slots not moved when
+ * @end came first, 0 when it ended for any other reason.
  */
-static void mig_round(struct n2l_store *s, u64 target)
+static u64 mig_round(struct n2l_store *s, u64 target, unsigned long end)
 {
 	struct n2l_mig *mig = &s->mig;
 	u64 tried = 0, moved, busy;
 	u32 nruns, nr, i;
-	bool full;
+	bool full, cut = false;
 
+	mig->round_end = end;
 	spin_lock_irq(&s->lock);
 	mig->round_moved = 0;
 	mig->round_busy = 0;
@@ -762,6 +778,9 @@ static void mig_round(struct n2l_store *s, u64 target)
 		full = mig->flash_full;
 		spin_unlock_irq(&s->lock);
 		if (full || moved >= target)
+			break;
+		cut = mig_round_over(s);
+		if (cut)
 			break;
 		if (moved + busy >= target) {
 			/* What is in flight may fall short: see it end. */
@@ -784,23 +803,48 @@ static void mig_round(struct n2l_store *s, u64 target)
 		cond_resched();
 	}
 	mig_wait_all(s);
+	if (!cut)
+		return 0;
+	/* What is still short, counting the moves that ended since the cut. */
+	spin_lock_irq(&s->lock);
+	moved = mig->round_moved;
+	spin_unlock_irq(&s->lock);
+	return moved < target ? target - moved : 0;
+}
+
+/*
+ * What this run sets out to move: what the last one owed, then this
+ * one's target, together no more than Network RAM holds. A run without
+ * swap-outs since the last asks the policy nothing, and is no activation.
+ */
+static u64 mig_owed_and_target(struct n2l_store *s, u64 swapouts)
+{
+	u64 target = swapouts ? mig_target(s, swapouts) : 0;
+
+	return min_t(u64, s->mig.owed + target,
+		     READ_ONCE(s->media[N2L_NETRAM].held));
 }
 
 static void mig_work(struct work_struct *w)
 {
 	struct n2l_store *s = container_of(to_delayed_work(w), struct n2l_store,
 					   mig.work);
-	u64 swapouts;
+	unsigned long start = jiffies, next;
+	u64 swapouts, target;
 
+	next = start + msecs_to_jiffies(READ_ONCE(s->mig.knobs.interval_ms));
 	/* Disabled, it does not run: swap-outs count from its last run. */
 	if (READ_ONCE(s->mig.knobs.enabled)) {
 		swapouts = atomic64_xchg(&s->mig.swapouts, 0);
-		if (swapouts)
-			mig_round(s, mig_target(s, swapouts));
+		target = mig_owed_and_target(s, swapouts);
+		s->mig.owed = target ? mig_round(s, target, next) : 0;
+	} else {
+		s->mig.owed = 0;
 	}
 
+	/* The next an interval after this one began: at once if it is due. */
 	spin_lock_irq(&s->lock);
-	__mig_schedule(s, msecs_to_jiffies(READ_ONCE(s->mig.knobs.interval_ms)));
+	__mig_schedule(s, time_after(next, jiffies) ? next - jiffies : 0);
 	spin_unlock_irq(&s->lock);
 }
 

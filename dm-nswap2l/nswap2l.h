@@ -147,6 +147,8 @@ struct n2l_mig {
 	/* The worker's own. */
 	n2l_slot_t *victims;
 	struct n2l_mig_run *runs;
+	unsigned long round_end;	/* jiffies: no move handed out after */
+	u64 owed;			/* slots a cut activation left to the next */
 
 	/* The movers: the worker hands them runs, they move in parallel. */
 	struct workqueue_struct *movers_wq;

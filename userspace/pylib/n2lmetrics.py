@@ -94,7 +94,7 @@ METRICS = (
      "Slots the migration engine set out to move, summed over its activations.",
      lambda st, _: st["prefetch_target"]),
     ("prefetch_activations_total", "counter", DEVICE,
-     "Runs of the migration engine that had slots to move.",
+     "Runs of the migration engine whose plan asked for slots.",
      lambda st, _: st["prefetch_activations"]),
     ("prefetch_room_target_total", "counter", DEVICE,
      "Of the prefetch target, the slots asked for to keep room on Network RAM.",
