@@ -35,11 +35,13 @@ RUN_S = 45
 # What the one-replica test writes: about a third of it on the server it
 # kills (three servers of equal room).
 CHAOS1_MB = 48
-# Two servers shrink to SHRUNK_MB at once, each once it holds twice that:
-# a shrink that frees nothing hands nothing back, and between two
-# stress-ng runs (their swap discarded) the servers may hold less than
-# SHRUNK_MB (stop 45's CI: 1160 pages, 4.5 MiB, each; no page returned).
+# Two servers shrink to SHRUNK_MB at once, each once it holds twice that
+# (a shrink that frees nothing hands nothing back: between two stress-ng
+# runs, their swap discarded, the servers may hold less than SHRUNK_MB),
+# and stay shrunk until each holds no more than that: they must get
+# their memory back, by RETURN, within SHRINK_S.
 SHRUNK_MB = 8
+SHRINK_S = 240
 
 
 def donate(conf, mb):
@@ -74,7 +76,8 @@ class Chaos(threading.Thread):
     """One server event at a time, each once the device has settled from
     the last (every server up, every slot with its copies): a kill and
     restart, a pause past netram_dead_after_ms, two servers shrinking
-    at the same moment and growing back. Each event's time to re-protect
+    at the same moment until they have given their excess up, and
+    growing back. Each event's time to re-protect
     and the slots it re-replicated are kept in `protect`."""
 
     KINDS = ("kill", "shrink-two", "pause")
@@ -106,6 +109,18 @@ class Chaos(threading.Thread):
                 return True
             time.sleep(0.5)
         return False
+
+    def shrunk(self, servers, mb):
+        """Wait until each of servers holds at most mb MiB, as it says
+        itself; fails after SHRINK_S with what each still holds."""
+        want = mb * MB // n2l.SLOT
+        held = lambda: {s.name: n2l.server_held_pages(self.dev, s) for s in servers}
+        try:
+            n2l.wait_for(lambda: max(held().values()) <= want, timeout=SHRINK_S,
+                         interval=1, what="servers to give their pages up")
+        except AssertionError:
+            raise AssertionError(f"{SHRINK_S} s after shrinking to {want} pages the "
+                                 f"servers hold {held()}") from None
 
     def settle(self):
         before = self.dev.status()["rereplicated"]
@@ -139,7 +154,7 @@ class Chaos(threading.Thread):
                 self.events.append((kind, " ".join(s.name for s in two)))
                 before = self.dev.status()["returned_pages"]
                 resize(two, SHRUNK_MB)
-                time.sleep(8)
+                self.shrunk(two, SHRUNK_MB)
                 resize(two, srv.mb)
                 self.returned.append(self.dev.status()["returned_pages"] - before)
             i += 1
