@@ -70,10 +70,11 @@ def test_engine_keeps_its_interval_when_moving_takes_longer(lab):
     starts on time: the activations keep the interval's cadence, and the
     engine still moves what was asked. The engine of before ran each
     target to its end, and began the next an interval after that: here
-    41 activations in 135 intervals (59 in 137 now: the first second
-    swaps nothing, and a cut activation still sees its moves in flight
-    end; the bound lies between the two, as host I/O lands at guest
-    times that vary a little); WL4 at bench-full's scale saw 7 in 19 s
+    41 activations in 135 intervals (59 in 137 now; not measured, but
+    likely the rest: intervals before the workload swaps, and a cut
+    activation waiting for its moves in flight to end; the bound lies
+    between the two, as host I/O lands at guest times that vary a
+    little); WL4 at bench-full's scale saw 7 in 19 s
     at 200 ms (results/full-20261129-0936), too few for the pilot gate."""
     dev, st, intervals, said = swap_while_moving(lab, "n2l-pfcadence", "random", 50)
     assert st["prefetch_activations"] >= 0.36 * intervals, said
