@@ -24,7 +24,9 @@ DM_DEV_SUSPEND = 0xc138fd06     # without DM_SUSPEND_FLAG: resume
 DM_TABLE_LOAD = 0xc138fd09
 DM_TABLE_STATUS = 0xc138fd0c    # _IOWR(0xfd, 12, struct dm_ioctl)
 DM_TARGET_MSG = 0xc138fd0e      # _IOWR(0xfd, 14, struct dm_ioctl)
+DM_SUSPEND_FLAG = 1 << 1
 DM_BUFFER_FULL_FLAG = 1 << 8
+DM_NOFLUSH_FLAG = 1 << 11
 DM_DATA_OUT_FLAG = 1 << 16
 
 
@@ -32,13 +34,13 @@ class DmError(OSError):
     pass
 
 
-def _call(cmd, name, payload=b"", size=16384, count=0, uuid=""):
+def _call(cmd, name, payload=b"", size=16384, count=0, uuid="", flags=0):
     """The ioctl's (flags, target count, data after the header, device
     number); a buffer that grows while the kernel says it was too small."""
     while True:
         size = max(size, HEADER.size + len(payload) + 1)
         buf = bytearray(size)
-        HEADER.pack_into(buf, 0, 4, 0, 0, size, HEADER.size, count, 0, 0, 0, 0, 0,
+        HEADER.pack_into(buf, 0, 4, 0, 0, size, HEADER.size, count, 0, flags, 0, 0, 0,
                          name.encode(), uuid.encode(), b"")
         buf[HEADER.size:HEADER.size + len(payload)] = payload
         fd = os.open(CONTROL, os.O_RDWR | os.O_CLOEXEC)
@@ -51,11 +53,11 @@ def _call(cmd, name, payload=b"", size=16384, count=0, uuid=""):
         # version[3] data_size data_start target_count open_count flags
         # event_nr padding dev name uuid data
         hdr = HEADER.unpack_from(buf)
-        data_size, data_start, count, flags, dev = hdr[3], hdr[4], hdr[5], hdr[7], hdr[10]
-        if flags & DM_BUFFER_FULL_FLAG:
+        data_size, data_start, got, out, dev = hdr[3], hdr[4], hdr[5], hdr[7], hdr[10]
+        if out & DM_BUFFER_FULL_FLAG:
             size *= 4
             continue
-        return flags, count, bytes(buf[data_start:data_size]), dev
+        return out, got, bytes(buf[data_start:data_size]), dev
 
 
 def _cstr(b):
@@ -101,6 +103,23 @@ def _targets(table):
     return payload, len(lines)
 
 
+def load(name, table):
+    """`dmsetup load name --table table`: the inactive table."""
+    payload, count = _targets(table)
+    _call(DM_TABLE_LOAD, name, payload, count=count)
+
+
+def suspend(name, noflush=False):
+    """`dmsetup suspend [--noflush] name`."""
+    _call(DM_DEV_SUSPEND, name, flags=DM_SUSPEND_FLAG | (DM_NOFLUSH_FLAG if noflush else 0))
+
+
+def resume(name):
+    """`dmsetup resume name`, without waiting for udev: the inactive table
+    goes live (a device whose table changed keeps its nodes)."""
+    _call(DM_DEV_SUSPEND, name)
+
+
 def create(name, table, uuid=""):
     """`dmsetup create name --table table` without waiting for udev: the
     device's node, /dev/dm-<minor>, which devtmpfs makes as the disk is
@@ -109,9 +128,8 @@ def create(name, table, uuid=""):
     kernel log says why."""
     dev = _call(DM_DEV_CREATE, name, uuid=uuid)[3]
     try:
-        payload, count = _targets(table)
-        _call(DM_TABLE_LOAD, name, payload, count=count)
-        _call(DM_DEV_SUSPEND, name)
+        load(name, table)
+        resume(name)
     except DmError:
         remove(name)
         raise
