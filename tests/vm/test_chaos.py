@@ -33,8 +33,10 @@ SWAP_MB = int(os.environ.get("N2L_CHAOS_SWAP_MB", "128"))
 # event settled) and then ran on for nothing.
 RUN_S = 45
 # What the one-replica test writes: about a third of it on the server it
-# kills (three servers of equal room).
-CHAOS1_MB = 48
+# kills (three servers of equal room). Its scan reads a block a request
+# over links that lose packets: 48 MiB took 165 s of CI's guest, and
+# what is lost is counted the same on less.
+CHAOS1_MB = 16
 # Two servers shrink to SHRUNK_MB at once, each once it holds twice that
 # (a shrink that frees nothing hands nothing back: between two stress-ng
 # runs, their swap discarded, the servers may hold less than SHRUNK_MB),
