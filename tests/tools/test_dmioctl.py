@@ -136,3 +136,20 @@ def test_a_missing_device_is_not_tried_again(monkeypatch):
     with pytest.raises(dmioctl.DmError):
         dmioctl.remove("gone")
     assert len(fake.asked) == 1
+
+
+def test_a_power_cycle_suspends_without_flushing_loads_and_resumes(monkeypatch):
+    """suspend(noflush), load and resume: dmsetup suspend --noflush, load
+    and resume, each the one ioctl with the flags dm-ioctl.h gives them."""
+    fake = FakeControl(monkeypatch, lambda cmd, hdr, payload: ({}, b""))
+    dmioctl.suspend("cut", noflush=True)
+    dmioctl.load("cut", "0 8 flakey /dev/x 0 0 3600 1 drop_writes")
+    dmioctl.resume("cut")
+    dmioctl.suspend("cut")
+    (c1, h1, _), (c2, h2, p2), (c3, h3, _), (c4, h4, _) = fake.asked
+    assert (c1, h1["flags"]) == (dmioctl.DM_DEV_SUSPEND, (1 << 1) | (1 << 11))
+    assert (c2, h2["target_count"]) == (dmioctl.DM_TABLE_LOAD, 1)
+    assert parse_table(p2, 1) == [(0, 8, "flakey", "/dev/x 0 0 3600 1 drop_writes")]
+    assert (c3, h3["flags"]) == (dmioctl.DM_DEV_SUSPEND, 0)
+    assert (c4, h4["flags"]) == (dmioctl.DM_DEV_SUSPEND, 1 << 1)
+    assert all(h["name"].rstrip(b"\0") == b"cut" for _, h, _ in fake.asked)
