@@ -40,6 +40,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))), "pylib"))
 import accounting  # noqa: E402
+import hotspots  # noqa: E402
 import n2lbench  # noqa: E402
 import n2lkeys  # noqa: E402
 import n2llab  # noqa: E402
@@ -225,10 +226,60 @@ def rewrite_report(path):
     return 0
 
 
+# Where the vCPU waits for the servers: sleep=on samples it on the host's
+# clock, so these are no instructions of anyone's.
+IDLE = ("native_safe_halt", "default_idle", "acpi_idle", "cpu_idle", "do_idle")
+
+
+def busy_symbols(rec):
+    """hotspots.record()'s (requests, symbols) without the idle loop's."""
+    ios, syms = rec
+    return ios, {k: v for k, v in syms.items() if not any(i in k for i in IDLE)}
+
+
+def profile(devs, runtime):
+    """4 KiB QD32 reads and writes under perf on the plain and the encrypt:
+    device: where encrypt:'s instructions a page beyond its cipher go."""
+    n2llab.sh("echo 0 > /proc/sys/kernel/kptr_restrict")     # module symbols
+    out = []
+    for rw in ("randwrite", "randread"):
+        recs = [busy_symbols(hotspots.record(devs[d].path, rw, 32, SIZE_MB, runtime,
+                                             f"/tmp/perf-{d}.data"))
+                for d in ("plain", "encrypt")]
+        rows, total = hotspots.compare(*recs, top=30)
+        out.append({"case": f"{rw} 4k qd32", "instructions_per_request": total,
+                    "symbols": [{"symbol": sym, "plain": round(a), "encrypt": round(b)}
+                                for sym, a, b in rows]})
+    return out
+
+
+def profile_report(profs, ciphers):
+    lines = ["# Where encrypt:'s instructions go", "",
+             f"{n2lbench.now()}, perf cpu-clock samples of the client guest at "
+             f"{hotspots.FREQ} a guest second (sleep=on: a busy sample is "
+             f"{1e9 / hotspots.FREQ:.0f} instructions; the idle loop's samples, on the "
+             "host's clock, left out), one fio job a device, the servers in another "
+             "guest. What runs with interrupts off is counted where they come back on "
+             "(`_raw_spin_unlock_irqrestore`).", "",
+             "The kernel's ciphers on one page (tcrypt, instructions):", ""]
+    lines += [f"- {k}: {v}" for k, v in ciphers.items()]
+    for p in profs:
+        a, b = p["instructions_per_request"]
+        lines += ["", f"## {p['case']}: {a:.0f} instructions a page plain, {b:.0f} "
+                  f"with encrypt: ({b - a:+.0f})", "",
+                  "| symbol | plain | encrypt | more |", "|---|---:|---:|---:|"]
+        lines += [f"| `{r['symbol']}` | {r['plain']} | {r['encrypt']} | "
+                  f"{r['encrypt'] - r['plain']:+d} |" for r in p["symbols"]]
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--profile", type=int, metavar="SECONDS",
+                    help="instead of the reps: plain and encrypt: under perf, "
+                         "SECONDS a case (security-profile.md)")
     ap.add_argument("--report", metavar="JSON",
                     help="on the host: summarize a run's JSON and write its report again")
     a = ap.parse_args()
@@ -241,6 +292,11 @@ def main():
         sys.exit("security_cost: no link to the servers' guest")
     ciphers = cipher_costs()
     devs = make_devices()
+    if a.profile:
+        profs = profile(devs, a.profile)
+        n2lbench.write_results(OUT, "security-profile", {"profiles": profs, "ciphers": ciphers},
+                               profile_report(profs, ciphers))
+        return 0
 
     def save(runs, done):
         result = {
