@@ -225,7 +225,9 @@ def test_auto_makes_room_oldest_first_and_otherwise_moves_nothing(lab):
         time.sleep(0.2)
     # auto runs only after swap-outs, and counts on idle time only once
     # it lasts (a loaded host can hold it back past the first writes):
-    # the last MiB is written again until it acts.
+    # the last MiB is written again until it acts, for as long as the
+    # other room test waits (60 s were not enough in a pre-check of
+    # stop 46, among three guests).
 
     def made_room():
         if tight.status()["prefetched"] > 0:
@@ -234,7 +236,7 @@ def test_auto_makes_room_oldest_first_and_otherwise_moves_nothing(lab):
             n2l.write_pattern(dev.path, 7 * MB, MB, 67)
         time.sleep(0.5)
         return False
-    n2l.wait_for(made_room, what="auto making room")
+    n2l.wait_for(made_room, timeout=180, what="auto making room")
     time.sleep(1)
     st = roomy.status()
     assert st["prefetched"] == 0 and st["prefetch_target"] == 0, st
