@@ -35,3 +35,11 @@ def test_compare_puts_the_contenders_extra_first():
     assert [r[0] for r in rows] == ["b", "c"]
     assert rows[0][1:] == (50 * unit / 1000, 100 * unit / 500)
     assert (tb, tc) == (150 * unit / 1000, 160 * unit / 500)
+
+
+def test_comparison_lines_give_each_case_its_totals_and_symbols():
+    profs = [{"case": "randwrite 4k qd1", "instructions_per_request": (13395.4, 14162.2),
+              "symbols": [{"symbol": "n2l_map", "a": 0, "b": 86}]}]
+    assert hotspots.comparison_lines(profs, "a", "b") == [
+        "", "### randwrite 4k qd1: 13395 instructions a request on a, 14162 on b (+767)", "",
+        "| symbol | a | b | more |", "|---|---:|---:|---:|", "| `n2l_map` | 0 | 86 | +86 |"]

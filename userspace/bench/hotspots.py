@@ -62,3 +62,18 @@ def compare(base, contender, top=20):
     rows.sort(key=lambda r: r[1] - r[2])
     total = (per_request(sum(bsym.values()), bios), per_request(sum(csym.values()), cios))
     return rows[:top], total
+
+
+def comparison_lines(profs, base, contender, heading="###"):
+    """Markdown of compare()'s results, a section a case: each of profs
+    has its case, instructions_per_request (base's, contender's) and its
+    symbols, each with its symbol and the two figures under those names."""
+    lines = []
+    for p in profs:
+        a, b = p["instructions_per_request"]
+        lines += ["", f"{heading} {p['case']}: {a:.0f} instructions a request on {base}, "
+                  f"{b:.0f} on {contender} ({b - a:+.0f})", "",
+                  f"| symbol | {base} | {contender} | more |", "|---|---:|---:|---:|"]
+        lines += [f"| `{r['symbol']}` | {r[base]} | {r[contender]} | "
+                  f"{r[contender] - r[base]:+d} |" for r in p["symbols"]]
+    return lines

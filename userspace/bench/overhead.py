@@ -66,14 +66,7 @@ def profile_lines(profs):
              "run's requests are its instructions per request. What runs with interrupts "
              "off (under a spin_lock_irqsave()) is counted where they come back on: "
              "`_raw_spin_unlock_irqrestore`."]
-    for p in profs:
-        lin, n2l = p["instructions_per_request"]
-        lines += ["", f"### {p['case']}: {lin:.0f} instructions a request on dm-linear, "
-                  f"{n2l:.0f} on nswap2l ({n2l - lin:+.0f})", "",
-                  "| symbol | dm-linear | nswap2l | more |", "|---|---:|---:|---:|"]
-        lines += [f"| `{r['symbol']}` | {r['dm-linear']} | {r['nswap2l']} | "
-                  f"{r['nswap2l'] - r['dm-linear']:+d} |" for r in p["symbols"]]
-    return lines
+    return lines + hotspots.comparison_lines(profs, "dm-linear", "nswap2l")
 
 
 def main():

@@ -263,14 +263,7 @@ def profile_report(profs, ciphers):
              "(`_raw_spin_unlock_irqrestore`).", "",
              "The kernel's ciphers on one page (tcrypt, instructions):", ""]
     lines += [f"- {k}: {v}" for k, v in ciphers.items()]
-    for p in profs:
-        a, b = p["instructions_per_request"]
-        lines += ["", f"## {p['case']}: {a:.0f} instructions a page plain, {b:.0f} "
-                  f"with encrypt: ({b - a:+.0f})", "",
-                  "| symbol | plain | encrypt | more |", "|---|---:|---:|---:|"]
-        lines += [f"| `{r['symbol']}` | {r['plain']} | {r['encrypt']} | "
-                  f"{r['encrypt'] - r['plain']:+d} |" for r in p["symbols"]]
-    return lines
+    return lines + hotspots.comparison_lines(profs, "plain", "encrypt", "##")
 
 
 def main():
