@@ -4,7 +4,8 @@ on purpose, so that the kernel client can be shown to survive. Built on
 userspace/pylib/n2lproto.py.
 
   evil_server.py --listen ADDR:PORT --mode MODE [--capacity PAGES]
-                 [--after N] [--times N] [--lie-free N] [--psk-file FILE]
+                 [--after N] [--times N] [--on OPS] [--lie-free N]
+                 [--psk-file FILE]
 
 Modes (each starts misbehaving after --after good requests, counted over
 every connection, so that the device first stores pages there and a
@@ -33,6 +34,11 @@ they have nothing to swap in.
 
 --times N misbehaves on N requests only (after --after good ones), then
 serves well again: a client must recover from one bad frame.
+
+--on OPS (names, comma-separated: PUT,GET) counts and misbehaves on those
+requests only: the client's STATUS every second makes the count of all
+requests a matter of time, and an attack on the third PUT lands among
+the writes, however long the device took to come up.
 
 --lie-free N reports N more free pages than it has, so that clients send
 PUTs it must refuse with FULL. --psk-file FILE ("<identity> <64 hex>
@@ -90,11 +96,12 @@ class Store:
 
 
 class Conn(threading.Thread):
-    def __init__(self, sock, store, mode, after, psks, log):
+    def __init__(self, sock, store, mode, after, psks, log, on=None):
         super().__init__(daemon=True)
         self.sc = p.ServerConn(sock, psks)
         self.store, self.mode, self.log = store, mode, log
         self.after, self.times = after
+        self.on = on            # the opcodes counted and misbehaved on; None: all
         self.area = None
         self.tamper = None      # bad-tag: applied to the frames handle() sends
 
@@ -178,7 +185,8 @@ class Conn(threading.Thread):
             self.area = (self.sc.identity, hello.device)
             while True:
                 h, payload = self.sc.read_frame()
-                if self.mode != "good" and not self.store.serve_well(self.after, self.times):
+                if (self.mode != "good" and (self.on is None or h.opcode in self.on)
+                        and not self.store.serve_well(self.after, self.times)):
                     if self.misbehave(h, payload):
                         continue
                 self.handle(h, payload)
@@ -264,12 +272,22 @@ class Conn(threading.Thread):
                 del area[k]
 
 
+def ops(names):
+    """--on's opcodes, from their names."""
+    by_name = {v: k for k, v in p.OP_NAMES.items()}
+    try:
+        return {by_name[n] for n in names.split(",")}
+    except KeyError as e:
+        raise argparse.ArgumentTypeError(f"no request {e}; one of {', '.join(by_name)}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--listen", required=True)
     ap.add_argument("--mode", default="good")
     ap.add_argument("--after", type=int, default=0)
     ap.add_argument("--times", type=int, default=0)
+    ap.add_argument("--on", type=ops, help="PUT,GET...: count and misbehave on these only")
     ap.add_argument("--capacity", type=int, default=65536)
     ap.add_argument("--lie-free", type=int, default=0)
     ap.add_argument("--psk-file")
@@ -289,7 +307,7 @@ def main():
     while True:
         s, _ = srv.accept()
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        Conn(s, store, a.mode, (a.after, a.times), psks, log).start()
+        Conn(s, store, a.mode, (a.after, a.times), psks, log, a.on).start()
 
 
 if __name__ == "__main__":
