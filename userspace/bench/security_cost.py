@@ -49,6 +49,8 @@ from nswap2l import table_line  # noqa: E402
 OUT = os.environ.get("N2L_OUT", "/tmp")
 SIZE_MB = 128
 SHORT_MB = 8
+# A profile samples a fixed time, not a pass: a smaller device will do.
+PROFILE_MB = 32
 PAGE = 4096
 # tests/vm/remote-servers in the other guest: 7070 without keys, 7071
 # with the key N2L_REMOTE_PSK as identity "bench".
@@ -84,19 +86,22 @@ def pass_cost(path, rw, bs, qd, mb):
     return ns, res["io_bytes"] // PAGE
 
 
-def make_devices():
+def make_devices(names, size_mb):
+    """The devices named, of size_mb each, every page written once (the
+    reads' pages must be on the servers)."""
     psk = bytes.fromhex(os.environ["N2L_REMOTE_PSK"])
     n2lkeys.add_logon_key("nswap2l:bench", psk)
     n2lkeys.add_logon_key("n2l:bench-pages", os.urandom(32))
     devs = {}
-    for name, (features, server) in DEVICES.items():
+    for name in names:
+        features, server = DEVICES[name]
         devs[name] = n2llab.Device(f"cost-{name.replace('+', '-')}",
-                                   table_line(SIZE_MB * 2048, features=features,
+                                   table_line(size_mb * 2048, features=features,
                                               servers=[server]))
     for dev in devs.values():
         n2llab.wait_for(lambda: dev.servers_up(1), what="nswapd up", timeout=300)
-        n2lbench.fio(dev.path, "write", "1M", 4, SIZE_MB, runtime=None)
-        assert dev.status()["netram"]["held"] == SIZE_MB * 256, dev.status()
+        n2lbench.fio(dev.path, "write", "1M", 4, size_mb, runtime=None)
+        assert dev.status()["netram"]["held"] == size_mb * 256, dev.status()
     return devs
 
 
@@ -243,7 +248,7 @@ def profile(devs, runtime):
     n2llab.sh("echo 0 > /proc/sys/kernel/kptr_restrict")     # module symbols
     out = []
     for rw in ("randwrite", "randread"):
-        recs = [busy_symbols(hotspots.record(devs[d].path, rw, 32, SIZE_MB, runtime,
+        recs = [busy_symbols(hotspots.record(devs[d].path, rw, 32, PROFILE_MB, runtime,
                                              f"/tmp/perf-{d}.data"))
                 for d in ("plain", "encrypt")]
         rows, total = hotspots.compare(*recs, top=30)
@@ -284,12 +289,12 @@ def main():
     if not n2llab.remote_link("client"):
         sys.exit("security_cost: no link to the servers' guest")
     ciphers = cipher_costs()
-    devs = make_devices()
     if a.profile:
-        profs = profile(devs, a.profile)
+        profs = profile(make_devices(("plain", "encrypt"), PROFILE_MB), a.profile)
         n2lbench.write_results(OUT, "security-profile", {"profiles": profs, "ciphers": ciphers},
                                profile_report(profs, ciphers))
         return 0
+    devs = make_devices(DEVICES, SIZE_MB)
 
     def save(runs, done):
         result = {

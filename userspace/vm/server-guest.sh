@@ -17,6 +17,7 @@
 server_guest_start() {	# name, plan
 	local name=$1 plan=$2 py t
 	py=$(python3 -c 'import sys; print(sys.executable)')
+	mkdir -p build/vm	# its log's directory, before any guest made it
 	sg_br=n2lbr$$ sg_srv=n2ls$$ sg_cli=n2lc$$
 	ip link add "$sg_br" type bridge
 	ip link set "$sg_br" up
@@ -44,14 +45,17 @@ sg_descendants() {	# pid: its children, theirs, ...
 }
 
 server_guest_stop() {
-	[ -n "${sg_pid:-}" ] || return 0
 	# The servers never stop by themselves: end the guest's processes,
-	# QEMU among them (it would outlive n2l-vm), then the link.
-	# shellcheck disable=SC2046
-	kill $(sg_descendants "$sg_pid") "$sg_pid" 2>/dev/null || true
-	wait "$sg_pid" || true
+	# QEMU among them (it would outlive n2l-vm), then the link (also
+	# when the guest never started).
+	if [ -n "${sg_pid:-}" ]; then
+		# shellcheck disable=SC2046
+		kill $(sg_descendants "$sg_pid") "$sg_pid" 2>/dev/null || true
+		wait "$sg_pid" || true
+	fi
+	[ -n "${sg_br:-}" ] || return 0
 	ip link del "$sg_srv" 2>/dev/null || true
 	ip link del "$sg_cli" 2>/dev/null || true
 	ip link del "$sg_br" 2>/dev/null || true
-	sg_pid=
+	sg_pid= sg_br=
 }
