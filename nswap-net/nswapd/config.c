@@ -45,7 +45,7 @@ static const struct opt opts[] = {
 	U64("max_conns_per_addr", max_conns_per_addr, 1, 1000000,
 	    "N  connections from one address (an IPv6 /64) at most (default 32)"),
 	U64("max_unauth_conns", max_unauth_conns, 1, 1000000,
-	    "N  connections not authenticated yet at most; a new one closes the oldest (default 64)"),
+	    "N  connections not authenticated yet at most; a new one closes the busiest address's oldest (default 64)"),
 	U64("client_quota_mb", client_quota_mb, 0, 1ULL << 40,
 	    "MB  what one identity may store, over all its devices (0: no limit)"),
 	U64("client_timeout_s", client_timeout_s, 1, 1ULL << 32, "S  drop a gone client's pages after this (default 3600)"),

@@ -176,9 +176,18 @@ static void refuse_conn(struct server *srv, int fd, const char *name)
 	srv->cap_refused = 0;
 }
 
+/*
+ * Accepted at most per wakeup. Each connection a full cap admits closes
+ * another, whose owner may reconnect at once: accepting until EAGAIN
+ * never ended under such churn, and the connections already in (a
+ * client's HELLO among them) waited 20 s and more. The listener is
+ * level-triggered, so what is left is taken on the next turn.
+ */
+#define ACCEPT_BATCH	32
+
 static void on_accept(struct server *srv, struct listener *l)
 {
-	for (;;) {
+	for (int n = 0; n < ACCEPT_BATCH; n++) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
 		char name[N2L_ADDR_LEN + 8];

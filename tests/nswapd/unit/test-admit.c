@@ -138,3 +138,32 @@ TEST(admit_total_cap)
 	server_destroy(srv);
 	free(srv);
 }
+
+/*
+ * CI's attack (17 addresses churning 140000 connections in seconds)
+ * logged 3 clients in of 27: an address whose connections had all been
+ * pushed out pushed out the oldest of all, and a client's connection,
+ * one among attackers' dozens, soon became the oldest. The address
+ * holding the most gives way now, so a client's one connection goes only
+ * when every address holds no more than one.
+ */
+TEST(admit_the_address_holding_most_gives_way)
+{
+	struct server *srv = mksrv_caps(100, 10, 4);
+	struct conn *client = arrive(srv, "10.0.0.9:1");
+	struct conn *a1 = arrive(srv, "10.0.0.1:1"), *a2 = arrive(srv, "10.0.0.1:2");
+	struct conn *b1 = arrive(srv, "10.0.0.2:1");
+	struct conn *c1, *c2, *d1;
+
+	CHECK(client && a1 && a2 && b1);
+	c1 = arrive(srv, "10.0.0.3:1");
+	CHECK(c1 && a1->dead && !client->dead && !a2->dead && !b1->dead);
+	/* one each: the newcomer's own address holds as many as any */
+	c2 = arrive(srv, "10.0.0.3:2");
+	CHECK(c2 && c1->dead && !client->dead);
+	/* one each and none from the newcomer's: now the oldest of all */
+	d1 = arrive(srv, "10.0.0.4:1");
+	CHECK(d1 && client->dead && !a2->dead && !b1->dead && !c2->dead);
+	server_destroy(srv);
+	free(srv);
+}
