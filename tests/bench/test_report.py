@@ -114,8 +114,8 @@ def test_hpl_gets_a_whole_run_row_timed_by_wall_seconds():
                              "seconds": solve, "wall_seconds": whole, "reason": ""})
     md = report.report_md(run, [])
     assert "| HPL | 9.60 (9.60–9.60) | — | — | — | 9.60 (9.60–9.60) |" in md
-    assert "| HPL, whole hpcc run | 80.00 (80.00–80.00) | — | — | — | 40.00 (40.00–40.00) |" in md
-    assert "| HPL, whole hpcc run | — | — | — | 2.0x |" in md
+    assert "| HPL, whole run | 80.00 (80.00–80.00) | — | — | — | 40.00 (40.00–40.00) |" in md
+    assert "| HPL, whole run | — | — | — | 2.0x |" in md
     assert "| HPL | — | 1.5x | — | 1.4x |" in md
 
 

@@ -100,3 +100,22 @@ def test_the_cli_refuses_a_pair_without_a_directory(tmp_path):
                        capture_output=True, text=True)
     assert p.returncode != 0 and "expected KEY=DIR" in p.stderr
 
+
+
+def test_a_guest_stopped_in_its_first_cell_keeps_its_calibration(tmp_path):
+    """runner.py saves results.json once it has calibrated: a guest whose
+    first cell outlasted the session comes back with no cells and its
+    calibration, and goes on without calibrating again."""
+    first = {"benchmark": "nswap2l workloads", "date": "2026-12-02T17:00:00Z",
+             "units": "hpl/0", "configs": {"nbd": "NBD"}, "workloads": ["hpl"],
+             "cells": [], "environment": {"profile": {"name": "full"},
+                                          "calibration": {"boot": "b1"}}}
+    res = tmp_path / "results"
+    res.mkdir()
+    (res / "results.json").write_text(json.dumps(merge.merge_runs([first])))
+    (res / "PARTIAL").write_text("PARTIAL: guests not finished: g-1\n")
+    d = str(tmp_path / "g-1")
+    assert restore.restore_guests(str(res), {"hpl/0": d}) == [d]
+    back = json.loads((tmp_path / "g-1" / "results.json").read_text())
+    assert back["cells"] == [] and back["environment"]["calibration"] == {"boot": "b1"}
+    assert not (tmp_path / "g-1" / "status").exists()

@@ -426,15 +426,18 @@ class Profile:
         return self.hpl_procs if workload == "hpl" else self.procs
 
     def limit(self, workload):
-        """The memory limit of one workload. HPL gets its own: hpcc, MPI
-        and OpenBLAS hold some 16 MiB of their own before the matrix, and
-        under a smaller limit hpcc thrashes on its own code and buffers."""
+        """The memory limit of one workload. HPL gets its own: an MPI
+        process holds some 16 MiB of its own before the matrix (hpl-solve
+        of order 64 peaked at 16 MiB resident natively), and under a
+        smaller limit HPL thrashes on its own code and buffers."""
         return self.limits.get(workload, self.limit_mb)
 
     def swap_mb(self):
-        """Swap space every configuration gets. The workloads reach twice
-        their limit, but hpcc, sized by its HPL matrix, holds about three
-        times that matrix at its peak (its other kernels' arrays)."""
+        """Swap space every configuration gets: six times the largest
+        limit. The workloads reach twice their limit at most; the factor
+        was sized for hpcc (three times its HPL matrix at its peak, its
+        other kernels' arrays), which HPL no longer runs, and is kept so
+        that runs before and after swap onto devices of one size."""
         return max(self.limit(w) for w in self.workloads) * 6
 
     def config_order(self, rep):
@@ -489,18 +492,17 @@ PROFILES = {
                      limits={"hpl": 16},
                      footprints={"wl2": 1.25, "radix": 1.25, "is": 1.25, "hpl": 0.5}),
     # make bench: the whole matrix, small, twice, under 30 minutes on two
-    # host cores (hpcc's kernels under emulation take the most, so its
-    # matrix is small: hpcc's other arrays, three times it, still swap).
+    # host cores; HPL's matrix 1.5 times its limit, so that the solve
+    # swaps.
     "quick": Profile("quick", scale=1.0, limit_mb=8, reps=2,
                      passes={"wl1": 1, "wl2": 1, "wl4": 1, "is": 2}, procs=2,
-                     limits={"hpl": 16}, footprints={"hpl": 0.5}),
+                     limits={"hpl": 16}),
     # make bench-sweep (userspace/bench/sweep.py): quick's sizes, three
     # runs of every point; the sweep varies the link and Flash around them.
     "sweep": Profile("sweep", scale=1.0, limit_mb=8, reps=3,
                      workloads=("wl4", "radix", "hpl"),
                      configs=("flash", "nswap", "n2l-none", "n2l-rr", "n2l-lrs"),
-                     passes={"wl4": 1}, procs=2, limits={"hpl": 16},
-                     footprints={"hpl": 0.5}),
+                     passes={"wl4": 1}, procs=2, limits={"hpl": 16}),
     # make bench-prefetch (prefetch.py): whether and when prefetching pays.
     # Radix at 2 and 8 processes and WL2, on Nswap2L whose Network RAM
     # holds all the swap, without prefetching and with LRS, MRS and auto,

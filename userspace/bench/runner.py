@@ -37,7 +37,7 @@ CGROUP = "/sys/fs/cgroup/n2l-bench"
 
 def stage_workloads(profile):
     """The compiled workloads into tmpfs (stage.py says why); HPL is a
-    Python script driving hpcc and MPI, and runs from where it is."""
+    Python script driving MPI and hpl-solve, and runs from where it is."""
     staged = stage.Stage("/tmp/n2l/stage")
     for w in profile.workloads:
         path = os.path.join(WORKLOADS_DIR, w)
@@ -295,6 +295,10 @@ def main():
                "configs": {c: profiles.config(c).label for c in profile.configs},
                "workloads": list(profile.workloads),
                "units": profiles.format_units(profile.units), "cells": []}
+        # saved before any cell: a guest stopped in its first cell (an HPL
+        # run longer than the session left) goes on without calibrating
+        # again, here or, through results/<run>/, in a new session
+        save(a.out, run, [])
     staged = stage_workloads(profile)
     print(f"== staged in tmpfs: {', '.join(sorted(staged.names)) or 'none'}", flush=True)
     run["environment"]["staged_in_tmpfs"] = sorted(staged.names)

@@ -44,7 +44,7 @@ def latency_rows(cells, workload, key):
 
 def latency_tables(run):
     """(label, workload, key) of the latency part: each workload's own
-    time, and HPL's whole hpcc run too (report.rows_of)."""
+    time, and HPL's whole run too (report.rows_of)."""
     return [r for r in rows_of(run) if r[1] != "wl4"]
 
 

@@ -18,7 +18,7 @@ WL_SAN := $(WL_WARN) -O1 -g -fno-omit-frame-pointer \
 
 .PHONY: workloads workloads-test
 
-workloads: $(addprefix build/workloads/,$(WL_PROGS) hpl)
+workloads: $(addprefix build/workloads/,$(WL_PROGS) hpl hpl-solve)
 
 build/workloads/%: $(WL_DIR)/%.c $(WL_DEPS)
 	@mkdir -p $(dir $@)
@@ -28,9 +28,19 @@ build/workloads-san/%: $(WL_DIR)/%.c $(WL_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(WL_SAN) -o $@ $< $(WL_SHARED) -lm
 
+# HPL's solve: ScaLAPACK's pdgesv under Open MPI (Debian's
+# libscalapack-openmpi-dev, which make setup installs).
+build/workloads/hpl-solve: $(WL_DIR)/hpl-solve.c $(WL_DIR)/workloads.mk
+	@mkdir -p $(dir $@)
+	mpicc $(WL_CFLAGS) -o $@ $< -lscalapack-openmpi -lm
+
+build/workloads-san/hpl-solve: $(WL_DIR)/hpl-solve.c $(WL_DIR)/workloads.mk
+	@mkdir -p $(dir $@)
+	mpicc $(WL_SAN) -o $@ $< -lscalapack-openmpi -lm
+
 build/workloads/hpl: $(WL_DIR)/hpl
 	@mkdir -p $(dir $@)
 	cp $< $@
 
-workloads-test: workloads $(addprefix build/workloads-san/,$(WL_PROGS))
+workloads-test: workloads $(addprefix build/workloads-san/,$(WL_PROGS) hpl-solve)
 	python3 -m pytest -p no:cacheprovider -q -rfE tests/workloads
