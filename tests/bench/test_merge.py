@@ -106,6 +106,6 @@ def test_merge_cli_writes_json_and_csv_and_names_a_missing_guest(tmp_path):
 
 def test_hpl_gets_its_own_limit_and_swap_covers_it():
     full = profiles.get("full")
-    assert full.limit("hpl") == 48 and full.limit("wl2") == full.limit_mb == 12
-    assert full.swap_mb() == 6 * 48
+    assert full.limit("hpl") == 88 and full.limit("wl2") == full.limit_mb == 12
+    assert full.swap_mb() == 6 * 88
     assert profiles.get("full", workloads=("wl2",)).swap_mb() == 6 * 12
