@@ -69,7 +69,11 @@ class Server:
                    UBSAN_OPTIONS="print_stacktrace=1")
         self.logf = open(self.logpath, "w")
         self.proc = subprocess.Popen(cmd, stdout=self.logf, stderr=self.logf, env=env)
-        m = wait_for(lambda: self._listening() or self._died(), what=f"{name} to listen")
+        try:
+            m = wait_for(lambda: self._listening() or self._died(), what=f"{name} to listen")
+        except AssertionError as e:     # how far it got says why
+            self.proc.kill()
+            raise AssertionError(f"{e}; its log:\n{self.log()}") from None
         if m is True:
             raise AssertionError(f"{name} exited at start:\n{self.log()}")
         self.addr = m
