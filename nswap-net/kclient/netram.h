@@ -92,19 +92,11 @@ struct n2l_net_req {
 	void *private;
 };
 
-/*
- * A write of this many slots or fewer keeps its seals here, not in a page
- * of its own: a page is allocated and, as Debian's kernels do
- * (init_on_alloc), zeroed for 16 bytes a slot.
- */
-#define N2L_SEALS_INLINE	4
-
 /* What a write sends to each server of its group. */
 struct n2l_sealed {
 	struct bio *wire;		/* the pages as they go on the wire */
 	void *seals;			/* count * N2L_SEAL_LEN bytes */
 	bool bounced;			/* wire is ours (encrypted copies) */
-	u8 inline_seals[N2L_SEALS_INLINE * N2L_SEAL_LEN];
 };
 
 /* A server as the target sees it (n2l_net_server_info()). */

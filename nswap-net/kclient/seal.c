@@ -23,13 +23,6 @@
  * finish rather than for memory that only swapping could free. That wait
  * ends because no holder of these pools takes more from them before it
  * gives back what it holds.
- *
- * A mempool asks the allocator first and keeps its reserve for when that
- * fails, and the allocator zeroes what it hands out (init_on_alloc, on
- * in Debian's kernels): a page of ciphertext and a crypto request a page
- * cost some 2000 instructions beyond the cipher's 10000. So the pages and
- * requests that writes and reads give back are kept in small stashes,
- * taken before the pools, once the pools' reserves are full.
  */
 #include <crypto/aead.h>
 #include <crypto/hash.h>
@@ -41,15 +34,6 @@
 
 #define N2L_SEAL_POOL	16		/* seal pages kept for writes */
 #define N2L_CTX_POOL	8		/* crypto requests kept for writes */
-#define N2L_SPARE_PAGES	64		/* ciphertext pages: 32 writes of 8 KiB */
-#define N2L_SPARE_CTXS	8		/* requests: every CPU's at once, and more */
-
-/* Elements given back, handed out again before a pool's (any context). */
-struct n2l_stash {
-	spinlock_t lock;
-	unsigned int nr, max;
-	void *elem[];
-};
 
 struct n2l_sealer {
 	struct crypto_shash *crc;	/* plain */
@@ -57,8 +41,6 @@ struct n2l_sealer {
 	mempool_t *seal_pages;
 	mempool_t *bounce;		/* encrypt: ciphertext pages */
 	mempool_t *ctxs;		/* encrypt: requests, held for one page */
-	struct n2l_stash *spare_pages;	/* encrypt: of bounce's kind */
-	struct n2l_stash *spare_ctxs;	/* encrypt: of ctxs' kind */
 	struct mutex bounce_lock;	/* one writer waits for the pool at a time */
 	struct bio_set bs;		/* encrypt: bios of ciphertext pages */
 };
@@ -99,73 +81,6 @@ static unsigned int slot_pieces(struct bio *bio, u32 i,
 }
 
 /*----------------------------------------------------------------*/
-/* Stashes. */
-
-static struct n2l_stash *stash_create(unsigned int max)
-{
-	struct n2l_stash *st = kzalloc(struct_size(st, elem, max), GFP_KERNEL);
-
-	if (st) {
-		spin_lock_init(&st->lock);
-		st->max = max;
-	}
-	return st;
-}
-
-static void *stash_get(struct n2l_stash *st)
-{
-	unsigned long flags;
-	void *e = NULL;
-
-	spin_lock_irqsave(&st->lock, flags);
-	if (st->nr)
-		e = st->elem[--st->nr];
-	spin_unlock_irqrestore(&st->lock, flags);
-	return e;
-}
-
-/* False when full: @e is the caller's to free. */
-static bool stash_put(struct n2l_stash *st, void *e)
-{
-	unsigned long flags;
-	bool kept;
-
-	spin_lock_irqsave(&st->lock, flags);
-	kept = st->nr < st->max;
-	if (kept)
-		st->elem[st->nr++] = e;
-	spin_unlock_irqrestore(&st->lock, flags);
-	return kept;
-}
-
-/* Every element to @pool's free function, and the stash. */
-static void stash_destroy(struct n2l_stash *st, mempool_t *pool)
-{
-	if (!st)
-		return;
-	while (st->nr)
-		pool->free(st->elem[--st->nr], pool->pool_data);
-	kfree(st);
-}
-
-/* From @st if it has one, else from @pool. */
-static void *stash_or_pool(struct n2l_stash *st, mempool_t *pool, gfp_t gfp)
-{
-	return stash_get(st) ?: mempool_alloc(pool, gfp);
-}
-
-/*
- * The pool's reserve first, when short (as mempool_free() reads it): a
- * writer waiting in mempool_alloc() is woken by the reserve's refill
- * alone, and must not wait while what it needs lies in the stash.
- */
-static void stash_or_free(struct n2l_stash *st, mempool_t *pool, void *e)
-{
-	if (READ_ONCE(pool->curr_nr) < pool->min_nr || !stash_put(st, e))
-		mempool_free(e, pool);
-}
-
-/*----------------------------------------------------------------*/
 /* Plain: CRC32C. */
 
 static int crc_seal(struct n2l_net *net, struct n2l_slot_piece *p,
@@ -198,12 +113,7 @@ static int crc_seal(struct n2l_net *net, struct n2l_slot_piece *p,
 
 static struct n2l_crypt_ctx *ctx_alloc(struct n2l_sealer *sl, gfp_t gfp)
 {
-	return stash_or_pool(sl->spare_ctxs, sl->ctxs, gfp);
-}
-
-static void ctx_free(struct n2l_sealer *sl, struct n2l_crypt_ctx *c)
-{
-	stash_or_free(sl->spare_ctxs, sl->ctxs, c);
+	return mempool_alloc(sl->ctxs, gfp);
 }
 
 static int ctx_run(struct n2l_sealer *sl, struct n2l_crypt_ctx *c, u64 key,
@@ -259,7 +169,7 @@ static int gcm_seal(struct n2l_sealer *sl, struct n2l_slot_piece *p,
 	sg_pieces(c->dst, c->ad, &d, 1, c->tag);
 	r = ctx_run(sl, c, key, vers, true, c->src, c->dst);
 	memcpy(seal, c->tag, N2L_SEAL_LEN);
-	ctx_free(sl, c);
+	mempool_free(c, sl->ctxs);
 	return r;
 }
 
@@ -273,7 +183,7 @@ static int gcm_open(struct n2l_sealer *sl, struct n2l_slot_piece *p,
 	memcpy(c->tag, seal, N2L_SEAL_LEN);
 	sg_pieces(c->src, c->ad, p, n, c->tag);
 	r = ctx_run(sl, c, key, vers, false, c->src, c->src);
-	ctx_free(sl, c);
+	mempool_free(c, sl->ctxs);
 	return r;
 }
 
@@ -335,7 +245,7 @@ static void put_bounce_pages(struct n2l_sealer *sl, struct bio *bio)
 	struct bio_vec *bv;
 
 	bio_for_each_segment_all(bv, bio, it)
-		stash_or_free(sl->spare_pages, sl->bounce, bv->bv_page);
+		mempool_free(bv->bv_page, sl->bounce);
 	bio_reset(bio, NULL, REQ_OP_WRITE);
 }
 
@@ -363,7 +273,7 @@ static struct bio *alloc_bounce(struct n2l_sealer *sl, u32 count, gfp_t gfp)
 		return NULL;
 retry:
 	for (i = 0; i < count; i++) {
-		page = stash_or_pool(sl->spare_pages, sl->bounce, locked ? gfp : nowait);
+		page = mempool_alloc(sl->bounce, locked ? gfp : nowait);
 		if (!page) {
 			if (!(gfp & __GFP_DIRECT_RECLAIM)) {
 				free_bounce(sl, bio);
@@ -391,15 +301,10 @@ int n2l_net_seal(struct n2l_net *net, struct n2l_sealed *sd, struct bio *data,
 	u32 i;
 
 	memset(sd, 0, sizeof(*sd));
-	if (count <= N2L_SEALS_INLINE) {
-		seals = sd->inline_seals;
-	} else {
-		struct page *page = mempool_alloc(sl->seal_pages, gfp);
-
-		if (!page)
-			return -ENOMEM;
-		seals = page_address(page);
-	}
+	sd->seals = mempool_alloc(sl->seal_pages, gfp);
+	if (!sd->seals)
+		return -ENOMEM;
+	seals = page_address((struct page *)sd->seals);
 	sd->seals = seals;
 	sd->wire = data;
 	if (sl->aead) {
@@ -430,7 +335,7 @@ void n2l_net_unseal(struct n2l_net *net, struct n2l_sealed *sd)
 
 	if (sd->bounced && sd->wire)
 		free_bounce(sl, sd->wire);
-	if (sd->seals && sd->seals != sd->inline_seals)
+	if (sd->seals)
 		mempool_free(virt_to_page(sd->seals), sl->seal_pages);
 	memset(sd, 0, sizeof(*sd));
 }
@@ -482,9 +387,7 @@ static int init_aead(struct n2l_sealer *sl, const u8 *user_key)
 				  (void *)ctx);
 	sl->bounce = mempool_create(N2L_MAX_PAGES, n2l_pool_alloc_page,
 				    n2l_pool_free_page, NULL);
-	sl->spare_ctxs = stash_create(N2L_SPARE_CTXS);
-	sl->spare_pages = stash_create(N2L_SPARE_PAGES);
-	if (!sl->ctxs || !sl->bounce || !sl->spare_ctxs || !sl->spare_pages)
+	if (!sl->ctxs || !sl->bounce)
 		return -ENOMEM;
 	return bioset_init(&sl->bs, N2L_SEAL_POOL, 0, BIOSET_NEED_BVECS);
 }
@@ -520,8 +423,6 @@ void n2l_sealer_exit(struct n2l_net *net)
 	if (!sl)
 		return;
 	bioset_exit(&sl->bs);
-	stash_destroy(sl->spare_ctxs, sl->ctxs);
-	stash_destroy(sl->spare_pages, sl->bounce);
 	mempool_destroy(sl->ctxs);
 	mempool_destroy(sl->bounce);
 	mempool_destroy(sl->seal_pages);
