@@ -34,7 +34,6 @@
  */
 #include <errno.h>
 #include <float.h>
-#include <math.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -73,6 +72,7 @@ struct grid {
 struct system {
 	int n, nb;
 	int rows, cols;		/* local rows of A and b, local columns of A */
+	int bcols;		/* local columns of b: 1 on process column 0 */
 	int desc_a[9], desc_b[9];
 	double *a, *b, *x;	/* b's and x's local parts: b's column 0 only */
 	int *ipiv;
@@ -132,11 +132,11 @@ static void *zalloc(size_t count, size_t size)
 
 static void setup(struct system *s, const struct grid *g)
 {
-	int lld, info, bcols;
+	int lld, info;
 
 	s->rows = numroc_(&s->n, &s->nb, &g->myrow, &ZERO, &g->nprow);
 	s->cols = numroc_(&s->n, &s->nb, &g->mycol, &ZERO, &g->npcol);
-	bcols = numroc_(&ONE, &s->nb, &g->mycol, &ZERO, &g->npcol);
+	s->bcols = numroc_(&ONE, &s->nb, &g->mycol, &ZERO, &g->npcol);
 	lld = s->rows > 1 ? s->rows : 1;
 	descinit_(s->desc_a, &s->n, &s->n, &s->nb, &s->nb, &ZERO, &ZERO,
 		  &g->ctxt, &lld, &info);
@@ -148,8 +148,8 @@ static void setup(struct system *s, const struct grid *g)
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	s->a = zalloc((size_t)s->rows * s->cols, sizeof(double));
-	s->b = zalloc((size_t)s->rows * bcols, sizeof(double));
-	s->x = zalloc((size_t)s->rows * bcols, sizeof(double));
+	s->b = zalloc((size_t)s->rows * s->bcols, sizeof(double));
+	s->x = zalloc((size_t)s->rows * s->bcols, sizeof(double));
 	s->ipiv = zalloc((size_t)s->rows + s->nb, sizeof(int));
 }
 
@@ -157,11 +157,10 @@ static void setup(struct system *s, const struct grid *g)
 static double solve(struct system *s, const struct grid *g, uint64_t seed,
 		    int *info)
 {
-	int bcols = g->mycol == 0 ? 1 : 0;
 	double t0;
 
 	make(s, g, seed, 0, s->a, s->cols);
-	make(s, g, seed, 1, s->x, bcols);
+	make(s, g, seed, 1, s->x, s->bcols);
 	MPI_Barrier(MPI_COMM_WORLD);
 	t0 = MPI_Wtime();
 	pdgesv_(&s->n, &ONE, s->a, &ONE, &ONE, s->desc_a, s->ipiv, s->x, &ONE,
@@ -171,11 +170,11 @@ static double solve(struct system *s, const struct grid *g, uint64_t seed,
 }
 
 /* The sum of x's elements, on every process. */
-static double sum_of_x(const struct system *s, const struct grid *g)
+static double sum_of_x(const struct system *s)
 {
 	double mine = 0, all;
 
-	for (int li = 0; g->mycol == 0 && li < s->rows; li++)
+	for (int li = 0; s->bcols && li < s->rows; li++)
 		mine += s->x[li];
 	MPI_Allreduce(&mine, &all, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 	return all;
@@ -187,10 +186,9 @@ static double residual(struct system *s, const struct grid *g, uint64_t seed)
 	static const double minus_one = -1.0, plus_one = 1.0;
 	double *work = zalloc((size_t)s->rows + s->nb, sizeof(double));
 	double norm_a, norm_x, norm_b, norm_r;
-	int bcols = g->mycol == 0 ? 1 : 0;
 
 	make(s, g, seed, 0, s->a, s->cols);
-	make(s, g, seed, 1, s->b, bcols);
+	make(s, g, seed, 1, s->b, s->bcols);
 	norm_a = pdlange_("I", &s->n, &s->n, s->a, &ONE, &ONE, s->desc_a, work);
 	norm_x = pdlange_("I", &s->n, &ONE, s->x, &ONE, &ONE, s->desc_b, work);
 	norm_b = pdlange_("I", &s->n, &ONE, s->b, &ONE, &ONE, s->desc_b, work);
@@ -278,7 +276,7 @@ int main(int argc, char **argv)
 		if (a.corrupt && !k && !g.myrow && !g.mycol)
 			s.x[0] += 1.0;
 		r = residual(&s, &g, pass_seed);
-		xsum = sum_of_x(&s, &g);
+		xsum = sum_of_x(&s);
 		if (!me)
 			printf("pass=%d seconds=%.6f residual=%.6g info=%d xsum=%.17g\n",
 			       k, seconds, r, info, xsum);
